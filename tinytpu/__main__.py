@@ -1,0 +1,3 @@
+from tinytpu.cli import main
+
+raise SystemExit(main())

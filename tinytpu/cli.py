@@ -1,0 +1,84 @@
+"""`python -m tinytpu <command>`: one entry point for every tool of the project."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+# command -> (module, help); each module has main(argv) -> exit code
+COMMANDS = {
+  "gen": ("tinytpu.gen", "generate rtl/tinytpu_pkg.sv and doc/isa.md from the ISA table (--check: fail if stale)"),
+  "doctor": ("tinytpu.cli", "print tool versions and fail if one is missing or wrong"),
+  "lint": ("tinytpu.cli", "verilator --lint-only -Wall on every RTL module"),
+}
+
+EXPECTED = {"cocotb": "2.1", "pyuvm": "5.0", "tinygrad": "0.14.0"}
+
+
+def doctor(argv: list[str]) -> int:
+  import importlib.metadata as md
+  ok = True
+  print(f"python     {sys.version.split()[0]}")
+  if sys.version_info < (3, 11):
+    print("  ERROR: Python >= 3.11 is required"); ok = False
+  for pkg in ("verilator", "cocotb", "pyuvm", "cocotb-bus", "tinygrad", "numpy", "pytest"):
+    try:
+      v = md.version(pkg)
+    except md.PackageNotFoundError:
+      print(f"{pkg:10s} MISSING (run `make venv`)"); ok = False; continue
+    want = EXPECTED.get(pkg)
+    bad = want is not None and not v.startswith(want)
+    print(f"{pkg:10s} {v}" + (f"   ERROR: expected {want}" if bad else ""))
+    ok &= not bad
+  from tinytpu import tools
+  try:
+    out = subprocess.run([tools.verilator_bin(), "--version"], capture_output=True, text=True, env=tools.verilator_env())
+    print(f"verilator  {out.stdout.strip() or out.stderr.strip()} ({tools.verilator_root()})")
+    ok &= out.returncode == 0
+  except (OSError, ImportError) as e:
+    print(f"verilator  ERROR: cannot run ({e})"); ok = False
+  gxx = tools.gxx_version()
+  print(f"g++        {gxx or 'MISSING: install g++'}")
+  ok &= gxx is not None
+  for tool in ("make", "perl"):
+    import shutil
+    if not shutil.which(tool):
+      print(f"{tool:10s} MISSING"); ok = False
+  builds = sorted(p.name for p in tools.BUILD.glob("*") if p.is_dir()) if tools.BUILD.exists() else []
+  print(f"builds     {', '.join(builds) or 'none cached'} (under {tools.BUILD})")
+  print("doctor: ok" if ok else "doctor: FAILED")
+  return 0 if ok else 1
+
+
+def lint(argv: list[str]) -> int:
+  """Lint every module as its own top, with the project's reviewed waivers."""
+  from tinytpu import tools
+  srcs = tools.rtl_sources()
+  waivers = [str(tools.RTL / "lint.vlt")] if (tools.RTL / "lint.vlt").exists() else []
+  failed = 0
+  for src in srcs[1:]:
+    cmd = [tools.verilator_bin(), "--lint-only", "-Wall", *waivers, *map(str, srcs), "--top-module", src.stem]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=tools.verilator_env())
+    status = "ok" if r.returncode == 0 else "FAIL"
+    print(f"lint {src.stem:24s} {status}")
+    if r.returncode:
+      failed += 1
+      print(r.stderr)
+  print(f"lint: {len(srcs) - 1 - failed}/{len(srcs) - 1} modules clean")
+  return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    print("usage: python -m tinytpu <command> [args]\n\ncommands:")
+    for name, (_, h) in COMMANDS.items():
+      print(f"  {name:8s} {h}")
+    return 0 if argv and argv[0] in ("-h", "--help") else 2
+  cmd, rest = argv[0], argv[1:]
+  if cmd == "doctor":
+    return doctor(rest)
+  if cmd == "lint":
+    return lint(rest)
+  return importlib.import_module(COMMANDS[cmd][0]).main(rest)

@@ -1,0 +1,448 @@
+"""The ISA table: the single definition of every TinyTPU instruction and its encoding.
+
+Everything else is generated from or checked against this file: `rtl/tinytpu_pkg.sv`, `doc/isa.md`,
+the assembler/disassembler and the golden decoder.
+
+Instruction word (64 bits, one layout for every instruction):
+
+  63    56 55    48 47 44 43 40 39 36 35 32 31                             0
+  [  op   ][  fn   ][ rd  ][ ra  ][ rb  ][ rc  ][            imm             ]
+                                                [   immhi     ][   immlo    ]
+
+`op` selects the instruction (or the unit, for SALU/BRANCH/VPU/XLU), `fn` the function within it.
+Every bit an instruction does not use must be zero, otherwise it is an illegal instruction; this
+makes the disassembly of every legal word exact.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+# ---------------------------------------------------------------------------------------------
+# fields: name -> (lsb, width)
+FIELDS: dict[str, tuple[int, int]] = {
+  "op": (56, 8), "fn": (48, 8),
+  "rd": (44, 4), "ra": (40, 4), "rb": (36, 4), "rc": (32, 4),
+  "imm": (0, 32), "immhi": (16, 16), "immlo": (0, 16),
+}
+WORD_BITS = 64
+
+
+def field_mask(name: str) -> int:
+  lsb, w = FIELDS[name]
+  return ((1 << w) - 1) << lsb
+
+
+# ---------------------------------------------------------------------------------------------
+# operand kinds
+#   sreg    scalar register s0..s15 in a 4-bit field
+#   vreg    vector register v0..v15 in a 4-bit field
+#   simm    signed immediate (two's complement in the field)
+#   uimm    unsigned immediate, range lo..hi (hi may name a config limit: "N-1")
+#   target  PC-relative signed offset, written as a label or a number
+#   mem     `[sX + imm]`: base scalar register plus signed immediate (two fields)
+@dataclasses.dataclass(frozen=True)
+class Operand:
+  name: str
+  kind: str
+  field: str                      # for mem: the immediate field; base register in `base`
+  base: Optional[str] = None      # mem only: field holding the base scalar register
+  lo: int = 0                     # uimm only
+  hi: Optional[int | str] = None  # uimm only: None = field max, "N-1" = lane index
+
+  def fields(self) -> tuple[str, ...]:
+    return (self.base, self.field) if self.kind == "mem" else (self.field,)
+
+
+def _ops(spec: str) -> tuple[Operand, ...]:
+  """Compact operand spec: 'vd:vreg:rd, addr:mem:ra+imm, T:uimm:fn:1:255'."""
+  out = []
+  for part in filter(None, (p.strip() for p in spec.split(","))):
+    bits = part.split(":")
+    name, kind = bits[0], bits[1]
+    if kind == "mem":
+      base, fld = bits[2].split("+")
+      out.append(Operand(name, kind, fld, base=base))
+    elif kind == "uimm":
+      lo = int(bits[3]) if len(bits) > 3 else 0
+      hi = bits[4] if len(bits) > 4 else None
+      out.append(Operand(name, kind, bits[2], lo=lo, hi=(hi if hi is None or not hi.lstrip("-").isdigit() else int(hi))))
+    else:
+      out.append(Operand(name, kind, bits[2]))
+  return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class Instr:
+  mnemonic: str
+  op: int
+  fn: Optional[int]        # None: the fn field is not part of the opcode
+  operands: tuple[Operand, ...]
+  unit: str                # sxu, vmem, vpu, xlu, mxu
+  sem: str                 # exact semantics, for doc/isa.md
+  latency: int = 1         # cycles from issue to result (VPU/XLU); documented for the others
+  group: str = ""
+  traps: str = ""
+
+  @property
+  def used_mask(self) -> int:
+    m = field_mask("op")
+    if self.fn is not None:
+      m |= field_mask("fn")
+    for o in self.operands:
+      for f in o.fields():
+        m |= field_mask(f)
+    return m
+
+  @property
+  def fixed_bits(self) -> int:
+    w = self.op << FIELDS["op"][0]
+    if self.fn is not None:
+      w |= self.fn << FIELDS["fn"][0]
+    return w
+
+  @property
+  def syntax(self) -> str:
+    parts = []
+    for o in self.operands:
+      parts.append(f"[s{o.base[-1]} + {o.field}]" if o.kind == "mem" else o.name)
+    return self.mnemonic + (" " + ", ".join(parts) if parts else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# opcodes (op field). 0x00 is reserved so that an all-zero word is illegal.
+OP = {
+  "NOP": 0x01, "HALT": 0x02, "FENCE": 0x03,
+  "LI": 0x04, "SALU": 0x05, "SADDI": 0x06,
+  "BRANCH": 0x08, "JMP": 0x09, "LOOP": 0x0A, "LOOPI": 0x0B, "LBREAK": 0x0C,
+  "RDCYCLE": 0x0D, "RDPERF": 0x0E,
+  "VSPLAT": 0x10, "VEXTRACT": 0x11,
+  "VLD": 0x20, "VST": 0x21, "PLD": 0x22, "PST": 0x23, "VMOV": 0x24, "VZERO": 0x25, "VFILL": 0x26,
+  "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51,
+}
+
+TRAP_CODES = ["ok", "illegal_instruction", "vmem_out_of_range", "psum_out_of_range",
+              "imem_out_of_range", "loop_stack", "timeout"]
+TRAP = {name: i for i, name in enumerate(TRAP_CODES)}
+
+# hardware performance counters, read by RDPERF and printed on the `perf` line
+PERF_COUNTERS = [
+  ("retired", "instructions retired (issued and completed, HALT included)"),
+  ("mxu_busy", "cycles the MXU spent streaming activation rows"),
+  ("vpu_ops", "VPU instructions issued"),
+  ("xlu_ops", "XLU instructions issued"),
+  ("mem_ops", "VLD/VST/PLD/PST/VMOV/VZERO/VFILL instructions issued"),
+  ("stall_raw", "issue stalls waiting for a result of an earlier instruction (read after write)"),
+  ("stall_waw", "issue stalls to keep write order with an earlier, still running instruction"),
+  ("stall_unit", "issue stalls because the target unit is busy (MXU queue full, multi-cycle VPU busy)"),
+  ("stall_fence", "cycles spent in FENCE waiting for background units"),
+]
+PERF = {name: i for i, (name, _) in enumerate(PERF_COUNTERS)}
+
+LOOP_DEPTH = 4
+
+# ---------------------------------------------------------------------------------------------
+# VPU functions: (name, arity, latency, group, semantics). arity: 1 = unary (`vd, va`),
+# 2 = binary (`vd, va, vb`), 3 = ternary (see VSEL/VMAC/VFMAC syntax).
+_VPU: list[tuple[str, int, int, str, str]] = [
+  # int32 arithmetic
+  ("ADD", 2, 1, "int32 arithmetic", "a + b mod 2^32"),
+  ("SUB", 2, 1, "int32 arithmetic", "a - b mod 2^32"),
+  ("MUL", 2, 1, "int32 arithmetic", "low 32 bits of a * b"),
+  ("CDIV", 2, 4, "int32 arithmetic", "signed division truncating toward zero; a / 0 = 0; INT_MIN / -1 = INT_MIN"),
+  ("CMOD", 2, 4, "int32 arithmetic", "a - CDIV(a, b) * b (sign of a); a % 0 = a; INT_MIN % -1 = 0"),
+  ("NEG", 1, 1, "int32 arithmetic", "-a mod 2^32 (NEG INT_MIN = INT_MIN)"),
+  ("ABS", 1, 1, "int32 arithmetic", "|a| mod 2^32 (ABS INT_MIN = INT_MIN)"),
+  ("SIGN", 1, 1, "int32 arithmetic", "-1, 0 or 1 by the sign of a"),
+  ("RELU", 1, 1, "int32 arithmetic", "max(a, 0), signed"),
+  ("MAX", 2, 1, "int32 arithmetic", "signed maximum"),
+  ("MIN", 2, 1, "int32 arithmetic", "signed minimum"),
+  ("MAXU", 2, 1, "int32 arithmetic", "unsigned maximum"),
+  ("MINU", 2, 1, "int32 arithmetic", "unsigned minimum"),
+  ("SATADD", 2, 1, "int32 arithmetic", "a + b clamped to [INT_MIN, INT_MAX]"),
+  ("SATSUB", 2, 1, "int32 arithmetic", "a - b clamped to [INT_MIN, INT_MAX]"),
+  ("ABSDIFF", 2, 1, "int32 arithmetic", "|a - b| computed exactly, clamped to INT_MAX"),
+  # int32 compare
+  ("CMPLT", 2, 1, "int32 compare", "1 if a < b (signed) else 0"),
+  ("CMPLTU", 2, 1, "int32 compare", "1 if a < b (unsigned) else 0"),
+  ("CMPEQ", 2, 1, "int32 compare", "1 if a == b else 0"),
+  ("CMPNE", 2, 1, "int32 compare", "1 if a != b else 0"),
+  # bits
+  ("AND", 2, 1, "bits", "a & b"),
+  ("OR", 2, 1, "bits", "a | b"),
+  ("XOR", 2, 1, "bits", "a ^ b"),
+  ("NOT", 1, 1, "bits", "~a"),
+  ("SHL", 2, 1, "bits", "a << (b & 31)"),
+  ("SHR", 2, 1, "bits", "a >> (b & 31), logical"),
+  ("SRA", 2, 1, "bits", "a >> (b & 31), arithmetic"),
+  ("ROTL", 2, 1, "bits", "rotate a left by b & 31"),
+  ("ROTR", 2, 1, "bits", "rotate a right by b & 31"),
+  ("CLZ", 1, 1, "bits", "count of leading zero bits (32 for a = 0)"),
+  ("CTZ", 1, 1, "bits", "count of trailing zero bits (32 for a = 0)"),
+  ("POPCNT", 1, 1, "bits", "count of one bits"),
+  ("BREV8", 1, 1, "bits", "reverse the byte order of a (bswap32)"),
+  # narrow ints
+  ("SEXT8", 1, 1, "narrow ints", "sign-extend the low 8 bits (cast to int8)"),
+  ("SEXT16", 1, 1, "narrow ints", "sign-extend the low 16 bits (cast to int16)"),
+  ("ZEXT8", 1, 1, "narrow ints", "zero-extend the low 8 bits (cast to uint8)"),
+  ("ZEXT16", 1, 1, "narrow ints", "zero-extend the low 16 bits (cast to uint16)"),
+  # packed int8: 4 signed bytes per lane, byte i = bits [8i+7:8i]
+  ("P8ADD", 2, 1, "packed int8", "per byte: a + b saturated to [-128, 127]"),
+  ("P8SUB", 2, 1, "packed int8", "per byte: a - b saturated to [-128, 127]"),
+  ("P8MAX", 2, 1, "packed int8", "per byte: signed maximum"),
+  ("P8MIN", 2, 1, "packed int8", "per byte: signed minimum"),
+  ("P8NEG", 1, 1, "packed int8", "per byte: -a saturated (-(-128) = 127)"),
+  ("P8RELU", 1, 1, "packed int8", "per byte: max(a, 0)"),
+  ("P8ABS", 1, 1, "packed int8", "per byte: |a| saturated (|-128| = 127)"),
+  ("P8SIGN", 1, 1, "packed int8", "per byte: -1, 0 or 1"),
+  ("P8CMPLT", 2, 1, "packed int8", "per byte: 0xFF if a < b (signed) else 0x00"),
+  ("P8CMPEQ", 2, 1, "packed int8", "per byte: 0xFF if a == b else 0x00"),
+  ("P8MULLO", 2, 1, "packed int8", "per byte: low 8 bits of the 16-bit product a * b"),
+  ("P8MULHI", 2, 1, "packed int8", "per byte: high 8 bits of the signed 16-bit product a * b"),
+  ("P8ABSDIFF", 2, 1, "packed int8", "per byte: |a - b| saturated to 127"),
+  # fp32 arithmetic
+  ("FADD", 2, 2, "fp32 arithmetic", "IEEE-754 binary32 a + b, round to nearest even, subnormals kept"),
+  ("FSUB", 2, 2, "fp32 arithmetic", "IEEE a - b, RNE"),
+  ("FMUL", 2, 2, "fp32 arithmetic", "IEEE a * b, RNE"),
+  ("FDIV", 2, 6, "fp32 arithmetic", "IEEE a / b, RNE (x/0 = ±inf, 0/0 = NaN)"),
+  ("FRECIP", 1, 6, "fp32 arithmetic", "IEEE 1 / a, RNE (1/±0 = ±inf)"),
+  ("FSQRT", 1, 6, "fp32 arithmetic", "IEEE sqrt(a), RNE (sqrt(-0) = -0, negative gives NaN)"),
+  ("FNEG", 1, 1, "fp32 arithmetic", "flip the sign bit (NaN payload kept)"),
+  ("FABS", 1, 1, "fp32 arithmetic", "clear the sign bit (NaN payload kept)"),
+  ("FSIGN", 1, 1, "fp32 arithmetic", "1.0 if a > 0, -1.0 if a < 0, a itself for ±0, NaN for NaN"),
+  ("FMAX", 2, 1, "fp32 arithmetic", "maximum; a NaN operand gives NaN; max(-0, +0) = +0"),
+  ("FMIN", 2, 1, "fp32 arithmetic", "minimum; a NaN operand gives NaN; min(-0, +0) = -0"),
+  ("FTRUNC", 1, 1, "fp32 arithmetic", "round toward zero to an integral value (sign of zero kept)"),
+  # fp32 compare
+  ("FCMPLT", 2, 1, "fp32 compare", "1 if a < b else 0 (0 if either is NaN; -0 < +0 is false)"),
+  ("FCMPEQ", 2, 1, "fp32 compare", "1 if a == b else 0 (-0 == +0; NaN equals nothing)"),
+  ("FCMPNE", 2, 1, "fp32 compare", "1 if a != b else 0 (1 if either is NaN)"),
+  # conversions
+  ("I2F", 1, 2, "conversions", "int32 to fp32, RNE"),
+  ("U2F", 1, 2, "conversions", "uint32 to fp32, RNE"),
+  ("F2I", 1, 2, "conversions", "fp32 to int32 truncating toward zero, saturating to [INT_MIN, INT_MAX]; NaN gives 0"),
+  ("F2BF16", 1, 1, "conversions", "fp32 to bf16 (RNE) in the low 16 bits, high bits 0; NaN gives 0x7FC0"),
+  ("BF162F", 1, 1, "conversions", "bf16 in the low 16 bits to fp32 (exact: the bits shifted left by 16)"),
+  # transcendental (fixed-point algorithms, see doc/transcendental.md)
+  ("FEXP2", 1, 8, "transcendental", "2^a by the documented fixed-point algorithm"),
+  ("FLOG2", 1, 8, "transcendental", "log2(a) by the documented fixed-point algorithm"),
+  ("FSIN", 1, 8, "transcendental", "sin(a) by the documented fixed-point algorithm"),
+  ("FCOS", 1, 8, "transcendental", "cos(a) by the documented fixed-point algorithm"),
+  # pair rotate and ternary
+  ("FROTPAIR", 2, 2, "pair rotate", "lane pairs (2p, 2p+1), c = b[2p], s = b[2p+1]: out[2p] = x0*c - x1*s, out[2p+1] = x0*s + x1*c (fp32, each product and the sum rounded)"),
+  ("IROTPAIR", 2, 1, "pair rotate", "as FROTPAIR in int32 wrap arithmetic"),
+  ("SEL", 3, 1, "ternary", "vd = vc != 0 ? va : vb (syntax VSEL vd, vc, va, vb)"),
+  ("MAC", 3, 1, "ternary", "vd = va * vb + vc, int32 wrap (syntax VMAC vd, va, vb, vc)"),
+  ("FMAC", 3, 2, "ternary", "vd = va * vb + vc, fp32 with two roundings like numpy a*b+c"),
+]
+# reductions: int SUM MAX MIN PROD and fp FSUM FMAX FMIN FPROD over three scopes
+for _r, _fp in (("SUM", 0), ("MAX", 0), ("MIN", 0), ("PROD", 0), ("FSUM", 1), ("FMAX", 1), ("FMIN", 1), ("FPROD", 1)):
+  for _scope, _what in (("ROW", "each row's result in every lane of that row"),
+                        ("COL", "each column's result in every row of that column"),
+                        ("TILE", "the tile's result in every lane")):
+    _lat = (4 if _scope != "TILE" else 6) if _fp else 1
+    _order = " (pairwise tree, see doc/isa.md §Reductions)" if _fp else ""
+    _VPU.append((f"{_r}_{_scope}", 1, _lat, "reductions", f"{_r.lower()} reduction{_order}: {_what}"))
+_VPU += [
+  ("ARGMAX_ROW", 1, 1, "reductions", "index of the first signed int32 maximum of each row, in every lane of the row"),
+  ("ARGMIN_ROW", 1, 1, "reductions", "index of the first signed int32 minimum of each row, in every lane of the row"),
+  ("FARGMAX_ROW", 1, 2, "reductions", "index of the first fp32 maximum of each row (a NaN counts as the maximum, like numpy)"),
+  ("FARGMIN_ROW", 1, 2, "reductions", "index of the first fp32 minimum of each row (a NaN counts as the minimum, like numpy)"),
+]
+
+# XLU functions: (name, operand spec, semantics)
+_XLU: list[tuple[str, str, str]] = [
+  ("XROT", "vd:vreg:rd, va:vreg:ra, k:simm:imm", "vd[r][c] = va[r][(c + k) mod N]"),
+  ("XROTS", "vd:vreg:rd, va:vreg:ra, sk:sreg:rb", "vd[r][c] = va[r][(c + sk) mod N] (k from a scalar register)"),
+  ("XSROT", "vd:vreg:rd, va:vreg:ra, k:simm:imm", "vd[r][c] = va[(r + k) mod N][c]"),
+  ("XSROTS", "vd:vreg:rd, va:vreg:ra, sk:sreg:rb", "vd[r][c] = va[(r + sk) mod N][c] (k from a scalar register)"),
+  ("XBCOL", "vd:vreg:rd, va:vreg:ra, c0:uimm:imm:0:N-1", "vd[r][c] = va[r][c0]"),
+  ("XBROW", "vd:vreg:rd, va:vreg:ra, r0:uimm:imm:0:N-1", "vd[r][c] = va[r0][c]"),
+  ("XBSCALAR", "vd:vreg:rd, va:vreg:ra, r0:uimm:immhi:0:N-1, c0:uimm:immlo:0:N-1", "every lane = va[r0][c0]"),
+  ("XTRANS", "vd:vreg:rd, va:vreg:ra", "vd[r][c] = va[c][r]"),
+  ("XSHUF", "vd:vreg:rd, va:vreg:ra, vi:vreg:rb", "vd[r][c] = va[i div N][i mod N], i = vi[r][c] mod N*N"),
+]
+
+# ---------------------------------------------------------------------------------------------
+_MEM_TRAP_V = "vmem_out_of_range if the address is outside [0, VMEM_TILES)"
+_MEM_TRAP_P = "psum_out_of_range if the address is outside [0, PSUM_TILES)"
+_S = "SXU"
+
+
+def _build() -> list[Instr]:
+  t: list[Instr] = []
+  add = lambda *a, **k: t.append(Instr(*a, **k))
+  g = "scalar and control"
+  add("NOP", OP["NOP"], None, (), "sxu", "no operation", group=g)
+  add("HALT", OP["HALT"], None, (), "sxu", "wait for every background unit, then stop with status ok", group=g)
+  add("FENCE", OP["FENCE"], None, (), "sxu", "wait until every background unit is idle (timing only)", group=g)
+  add("LI", OP["LI"], None, _ops("sd:sreg:rd, imm:simm:imm"), "sxu", "sd = imm32", group=g)
+  for i, (m, sem) in enumerate([
+      ("SADD", "sd = sa + sb"), ("SSUB", "sd = sa - sb"), ("SMUL", "sd = low 32 bits of sa * sb"),
+      ("SAND", "sd = sa & sb"), ("SOR", "sd = sa | sb"), ("SXOR", "sd = sa ^ sb"),
+      ("SSHL", "sd = sa << (sb & 31)"), ("SSHR", "sd = sa >> (sb & 31), logical"),
+      ("SSRA", "sd = sa >> (sb & 31), arithmetic"), ("SSLT", "sd = 1 if sa < sb (signed) else 0"),
+      ("SSLTU", "sd = 1 if sa < sb (unsigned) else 0")]):
+    add(m, OP["SALU"], i, _ops("sd:sreg:rd, sa:sreg:ra, sb:sreg:rb"), "sxu", sem + " (int32 wrap)", group=g)
+  add("SADDI", OP["SADDI"], None, _ops("sd:sreg:rd, sa:sreg:ra, imm:simm:imm"), "sxu", "sd = sa + imm32", group=g)
+  for i, (m, cond) in enumerate([("BEQ", "sa == sb"), ("BNE", "sa != sb"), ("BLT", "sa < sb (signed)"), ("BGE", "sa >= sb (signed)")]):
+    add(m, OP["BRANCH"], i, _ops("sa:sreg:ra, sb:sreg:rb, target:target:imm"), "sxu",
+        f"if {cond}: pc = pc + target", group=g, traps="imem_out_of_range if the next pc is outside the program")
+  add("JMP", OP["JMP"], None, _ops("target:target:imm"), "sxu", "pc = pc + target", group=g,
+      traps="imem_out_of_range if the next pc is outside the program")
+  loop_sem = ("push a loop whose body is pc+1 .. pc+end-1 and which runs `count` times; count = 0 (or negative, "
+              "for LOOP) skips to pc+end. After the last body instruction completes without redirecting the pc, "
+              "the body restarts while iterations remain, else the loop is popped. A nested loop must end strictly "
+              "before the loop around it.")
+  add("LOOP", OP["LOOP"], None, _ops("count:sreg:ra, end:target:imm"), "sxu", loop_sem + " count = sa (signed).", group=g,
+      traps="illegal_instruction if end < 2; loop_stack if 4 loops are active or the body does not end strictly inside the enclosing loop")
+  add("LOOPI", OP["LOOPI"], None, _ops("count:uimm:immhi, end:target:immlo"), "sxu", loop_sem + " count = 16-bit unsigned immediate.", group=g,
+      traps="illegal_instruction if end < 2; loop_stack if 4 loops are active or the body does not end strictly inside the enclosing loop")
+  add("LBREAK", OP["LBREAK"], None, (), "sxu", "pop the innermost loop and continue after its body", group=g,
+      traps="loop_stack if no loop is active")
+  add("RDCYCLE", OP["RDCYCLE"], None, _ops("sd:sreg:rd"), "sxu", "sd = cycles since start (timing: the golden model gives the count of instructions retired before it)", group=g)
+  add("RDPERF", OP["RDPERF"], None, _ops(f"sd:sreg:rd, counter:uimm:imm:0:{len(PERF_COUNTERS) - 1}"), "sxu",
+      "sd = performance counter `counter` (see the counter table; timing-dependent except `retired`)", group=g)
+  add("VSPLAT", OP["VSPLAT"], None, _ops("vd:vreg:rd, sa:sreg:ra"), "vpu", "every lane of vd = sa", group=g)
+  add("VEXTRACT", OP["VEXTRACT"], None, _ops("sd:sreg:rd, va:vreg:ra, r:uimm:immhi:0:N-1, c:uimm:immlo:0:N-1"), "sxu",
+      "sd = va[r][c]", group=g)
+  g = "vector memory and registers"
+  add("VLD", OP["VLD"], None, _ops("vd:vreg:rd, addr:mem:ra+imm"), "vmem", "vd = VMEM[sa + imm]", group=g, traps=_MEM_TRAP_V)
+  add("VST", OP["VST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "VMEM[sa + imm] = vs", group=g, traps=_MEM_TRAP_V)
+  add("PLD", OP["PLD"], None, _ops("vd:vreg:rd, addr:mem:ra+imm"), "vmem", "vd = PSUM[sa + imm]", group=g, traps=_MEM_TRAP_P)
+  add("PST", OP["PST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "PSUM[sa + imm] = vs", group=g, traps=_MEM_TRAP_P)
+  add("VMOV", OP["VMOV"], None, _ops("vd:vreg:rd, va:vreg:ra"), "vpu", "vd = va", group=g)
+  add("VZERO", OP["VZERO"], None, _ops("vd:vreg:rd"), "vpu", "every lane of vd = 0", group=g)
+  add("VFILL", OP["VFILL"], None, _ops("vd:vreg:rd, imm:simm:imm"), "vpu", "every lane of vd = imm32 (an int or fp32 bits)", group=g)
+  for i, (name, arity, lat, grp, sem) in enumerate(_VPU):
+    spec = {1: "vd:vreg:rd, va:vreg:ra", 2: "vd:vreg:rd, va:vreg:ra, vb:vreg:rb"}.get(arity)
+    if name == "SEL":
+      spec = "vd:vreg:rd, vc:vreg:rc, va:vreg:ra, vb:vreg:rb"
+    elif arity == 3:
+      spec = "vd:vreg:rd, va:vreg:ra, vb:vreg:rb, vc:vreg:rc"
+    add("V" + name, OP["VPU"], i, _ops(spec), "vpu", sem, latency=lat, group="VPU: " + grp)
+  for i, (name, spec, sem) in enumerate(_XLU):
+    add(name, OP["XLU"], i, _ops(spec), "xlu", sem, group="XLU")
+  add("MLW", OP["MLW"], None, _ops("addr:mem:ra+imm"), "mxu",
+      "W = low 8 bits (int8) of every lane of VMEM[sa + imm]; every later MMUL uses W", group="MXU", traps=_MEM_TRAP_V)
+  add("MMUL", OP["MMUL"], None, _ops("dst:mem:ra+immhi, src:mem:rb+immlo, T:uimm:fn:1:255, acc:uimm:rc:0:1"), "mxu",
+      "for t < T, r < N, n < N: PSUM[p+t][r][n] (= if acc=0, += if acc=1) sum_k int8(VMEM[a+t][r][k]) * W[k][n], int32 wrap; "
+      "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU",
+      traps="vmem_out_of_range if a tile a..a+T-1 is outside VMEM; psum_out_of_range if p..p+T-1 is outside PSUM")
+  return t
+
+
+INSTRS: list[Instr] = _build()
+BY_MNEMONIC: dict[str, Instr] = {i.mnemonic: i for i in INSTRS}
+BY_CODE: dict[tuple[int, Optional[int]], Instr] = {(i.op, i.fn): i for i in INSTRS}
+VPU_FNS: dict[str, int] = {name: i for i, (name, *_rest) in enumerate(_VPU)}
+VPU_ARITY: dict[str, int] = {name: a for name, a, *_r in _VPU}
+VPU_LATENCY: dict[str, int] = {name: lat for name, _a, lat, *_r in _VPU}
+XLU_FNS: dict[str, int] = {name: i for i, (name, *_r) in enumerate(_XLU)}
+OPS_WITH_FN = sorted({i.op for i in INSTRS if i.fn is not None})
+
+
+def _check_table() -> None:
+  seen = set()
+  for i in INSTRS:
+    key = (i.op, i.fn)
+    assert key not in seen, f"duplicate encoding {key} for {i.mnemonic}"
+    seen.add(key)
+    used = field_mask("op") | (field_mask("fn") if i.fn is not None else 0)
+    for o in i.operands:
+      for f in o.fields():
+        assert not (used & field_mask(f)), f"{i.mnemonic}: operand {o.name} overlaps another field"
+        used |= field_mask(f)
+  assert len(BY_MNEMONIC) == len(INSTRS)
+
+
+_check_table()
+
+
+# ---------------------------------------------------------------------------------------------
+# encode / decode of single fields (shared by the assembler and the golden decoder)
+def get_field(word: int, name: str) -> int:
+  lsb, w = FIELDS[name]
+  return (word >> lsb) & ((1 << w) - 1)
+
+
+def sext(v: int, bits: int) -> int:
+  v &= (1 << bits) - 1
+  return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def operand_range(o: Operand, N: int) -> tuple[int, int]:
+  """Legal (lo, hi) of an operand's numeric value, inclusive."""
+  w = FIELDS[o.field][1]
+  if o.kind in ("simm", "target", "mem"):
+    return -(1 << (w - 1)), (1 << (w - 1)) - 1
+  if o.kind in ("sreg", "vreg"):
+    return 0, 15
+  hi = o.hi
+  if hi is None:
+    hi = (1 << w) - 1
+  elif hi == "N-1":
+    hi = N - 1
+  return o.lo, int(hi)
+
+
+def lookup(word: int) -> Optional[Instr]:
+  """The table entry of a word, or None if its op/fn is not defined. Does not check reserved bits."""
+  op = get_field(word, "op")
+  if op in OPS_WITH_FN:
+    return BY_CODE.get((op, get_field(word, "fn")))
+  return BY_CODE.get((op, None))
+
+
+class IllegalInstruction(ValueError):
+  pass
+
+
+def decode(word: int, N: int) -> tuple[Instr, dict[str, int]]:
+  """Decode a 64-bit word into its table entry and operand values (registers as indices, immediates
+  sign-extended or unsigned as the operand kind says; mem operands give `<name>` = offset and
+  `<name>_base` = register). Raises IllegalInstruction with the reason."""
+  if not 0 <= word < 1 << WORD_BITS:
+    raise IllegalInstruction(f"word {word:#x} is not a 64-bit value")
+  ins = lookup(word)
+  if ins is None:
+    raise IllegalInstruction(f"undefined opcode op={get_field(word, 'op'):#04x} fn={get_field(word, 'fn'):#04x}")
+  if word & ~ins.used_mask & ((1 << WORD_BITS) - 1):
+    raise IllegalInstruction(f"{ins.mnemonic}: reserved bits set ({word & ~ins.used_mask:#018x})")
+  vals: dict[str, int] = {}
+  for o in ins.operands:
+    raw = get_field(word, o.field)
+    w = FIELDS[o.field][1]
+    if o.kind in ("simm", "target", "mem"):
+      v = sext(raw, w)
+    else:
+      v = raw
+    lo, hi = operand_range(o, N)
+    if not lo <= v <= hi:
+      raise IllegalInstruction(f"{ins.mnemonic}: operand {o.name}={v} outside [{lo}, {hi}]")
+    vals[o.name] = v
+    if o.kind == "mem":
+      vals[o.name + "_base"] = get_field(word, o.base)
+  if ins.mnemonic in ("LOOP", "LOOPI") and vals["end"] < 2:
+    raise IllegalInstruction(f"{ins.mnemonic}: end={vals['end']} must be >= 2 (the body needs one instruction)")
+  return ins, vals
+
+
+def encode(ins: Instr, vals: dict[str, int], N: int) -> int:
+  """Encode operand values (as decode() returns them) into a word; raises ValueError on a range error."""
+  word = ins.fixed_bits
+  for o in ins.operands:
+    v = vals[o.name]
+    lo, hi = operand_range(o, N)
+    if not lo <= v <= hi:
+      raise ValueError(f"{ins.mnemonic}: operand {o.name}={v} outside [{lo}, {hi}]")
+    lsb, w = FIELDS[o.field]
+    word |= (v & ((1 << w) - 1)) << lsb
+    if o.kind == "mem":
+      b = vals[o.name + "_base"]
+      if not 0 <= b <= 15:
+        raise ValueError(f"{ins.mnemonic}: base register s{b} out of range")
+      word |= b << FIELDS[o.base][0]
+  if ins.mnemonic in ("LOOP", "LOOPI") and vals["end"] < 2:
+    raise ValueError(f"{ins.mnemonic}: end={vals['end']} must be >= 2 (the body needs one instruction)")
+  return word
