@@ -1,0 +1,158 @@
+// Vector unit: one VPU function on whole N x N tiles of 32-bit lanes (lane r*N+c = row r,
+// column c), issued at most once per cycle with a valid/ready handshake.
+//
+// Latency: the result of an op accepted in cycle t is presented on result_o/tag_o with valid_o
+// in cycle t + vpu_latency(fn) (1 = the registered result in the next cycle; up to 8 for the
+// transcendentals). The datapath computes every function combinationally from the issue-cycle
+// operands and places the result in a write-back queue of DEPTH slots (slot 0 is the output
+// register; slot k reaches valid_o in k cycles); the registers of a multi-cycle function are
+// meant to be retimed into its logic by synthesis. Ops of different latencies overlap freely, so
+// independent ops issue while a long op is in flight, and results may complete out of issue
+// order (the tag names each). An op with latency L would be written into slot L-1 in the same
+// cycle as the op now in slot L moves there, so ready_o is low exactly when slot L is occupied:
+// ready_o depends on fn_i and is computed combinationally from it (see doc/vpu.md).
+// busy_o is high while an accepted op will still present its result in a later cycle (a
+// single-cycle op never raises it).
+module vpu
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N     = 4,
+  parameter int unsigned TAG_W = 4
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic                   valid_i,
+  output logic                   ready_o,
+  input  vpu_fn_e                fn_i,
+  input  logic [N*N-1:0][31:0]   a_i,
+  input  logic [N*N-1:0][31:0]   b_i,
+  input  logic [N*N-1:0][31:0]   c_i,
+  input  logic [TAG_W-1:0]       tag_i,
+  output logic                   valid_o,
+  output logic [N*N-1:0][31:0]   result_o,
+  output logic [TAG_W-1:0]       tag_o,
+  output logic                   busy_o
+);
+
+  localparam int unsigned L = N * N;
+
+  // the longest latency of any function: the depth of the write-back queue
+  function automatic int unsigned max_latency();
+    int unsigned m;
+    m = 1;
+    for (int i = 0; i < NUM_VPU_FN; i++) begin
+      if (int'(vpu_latency(vpu_fn_e'(i))) > m) m = int'(vpu_latency(vpu_fn_e'(i)));
+    end
+    return m;
+  endfunction
+  localparam int unsigned DEPTH = max_latency();
+
+  // ---------------------------------------------------------------------------------------------
+  // Datapath: four producers, one chosen by the function class
+
+  typedef enum logic [1:0] {SRC_INT_LANE, SRC_INT_TILE, SRC_FP_LANE, SRC_FP_TILE} src_e;
+
+  src_e src;
+  always_comb begin
+    unique case (fn_i)
+      VPU_FADD, VPU_FSUB, VPU_FMUL, VPU_FDIV, VPU_FRECIP, VPU_FSQRT, VPU_FNEG, VPU_FABS, VPU_FSIGN,
+      VPU_FMAX, VPU_FMIN, VPU_FTRUNC, VPU_FCMPLT, VPU_FCMPEQ, VPU_FCMPNE, VPU_I2F, VPU_U2F, VPU_F2I,
+      VPU_F2BF16, VPU_BF162F, VPU_FEXP2, VPU_FLOG2, VPU_FSIN, VPU_FCOS, VPU_FMAC:
+        src = SRC_FP_LANE;
+      VPU_FROTPAIR, VPU_FSUM_ROW, VPU_FSUM_COL, VPU_FSUM_TILE, VPU_FMAX_ROW, VPU_FMAX_COL,
+      VPU_FMAX_TILE, VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE, VPU_FPROD_ROW, VPU_FPROD_COL,
+      VPU_FPROD_TILE, VPU_FARGMAX_ROW, VPU_FARGMIN_ROW:
+        src = SRC_FP_TILE;
+      VPU_IROTPAIR, VPU_SUM_ROW, VPU_SUM_COL, VPU_SUM_TILE, VPU_MAX_ROW, VPU_MAX_COL, VPU_MAX_TILE,
+      VPU_MIN_ROW, VPU_MIN_COL, VPU_MIN_TILE, VPU_PROD_ROW, VPU_PROD_COL, VPU_PROD_TILE,
+      VPU_ARGMAX_ROW, VPU_ARGMIN_ROW:
+        src = SRC_INT_TILE;
+      default:
+        src = SRC_INT_LANE;
+    endcase
+  end
+
+  logic [L-1:0][31:0] int_lane_res, int_tile_res, fp_lane_res, fp_tile_res;
+
+  for (genvar i = 0; i < L; i++) begin : g_lane
+    vpu_int_lane u_int_lane (
+      .fn_i     (fn_i),
+      .a_i      (a_i[i]),
+      .b_i      (b_i[i]),
+      .c_i      (c_i[i]),
+      .result_o (int_lane_res[i])
+    );
+  end
+
+  vpu_int_reduce #(.N(N)) u_int_reduce (
+    .fn_i     (fn_i),
+    .a_i      (a_i),
+    .b_i      (b_i),
+    .result_o (int_tile_res)
+  );
+
+  // PENDING: the fp32 datapath (vpu_fp_lane per lane, vpu_fp_reduce for the tile) is not in rtl/
+  // yet; until it lands every fp function returns 0.
+  assign fp_lane_res = '0;
+  assign fp_tile_res = '0;
+
+  logic [L-1:0][31:0] result;
+  always_comb begin
+    unique case (src)
+      SRC_INT_TILE: result = int_tile_res;
+      SRC_FP_LANE:  result = fp_lane_res;
+      SRC_FP_TILE:  result = fp_tile_res;
+      default:      result = int_lane_res;
+    endcase
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Write-back queue: slot k holds the op whose result reaches valid_o in k cycles
+
+  logic [DEPTH-1:0]                  valid_q, valid_d;
+  logic [DEPTH-1:0][TAG_W-1:0]       tag_q, tag_d;
+  logic [DEPTH-1:0][L-1:0][31:0]     data_q, data_d;
+
+  int unsigned lat;
+  assign lat = int'(vpu_latency(fn_i));
+
+  // slot lat is the one shifting into the issue slot lat-1 this cycle
+  assign ready_o = (lat >= DEPTH) || !valid_q[lat];
+
+  always_comb begin
+    for (int k = 0; k < DEPTH; k++) begin
+      if (k + 1 < DEPTH) begin
+        valid_d[k] = valid_q[k+1];
+        tag_d[k]   = tag_q[k+1];
+        data_d[k]  = data_q[k+1];
+      end else begin
+        valid_d[k] = 1'b0;
+        tag_d[k]   = '0;
+        data_d[k]  = '0;
+      end
+    end
+    if (valid_i && ready_o) begin
+      valid_d[lat-1] = 1'b1;
+      tag_d[lat-1]   = tag_i;
+      data_d[lat-1]  = result;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= '0;
+      tag_q   <= '0;
+      for (int k = 0; k < DEPTH; k++) data_q[k] <= '0;  // one slot at a time: a tile is wide
+    end else begin
+      valid_q <= valid_d;
+      tag_q   <= tag_d;
+      data_q  <= data_d;
+    end
+  end
+
+  assign valid_o  = valid_q[0];
+  assign tag_o    = tag_q[0];
+  assign result_o = data_q[0];
+  assign busy_o   = |valid_q[DEPTH-1:1];
+
+endmodule
