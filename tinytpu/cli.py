@@ -6,11 +6,14 @@ import importlib
 import subprocess
 import sys
 
-# command -> (module, help); each module has main(argv) -> exit code
+# command -> ("module" or "module:function", help); the function (default main) takes argv, returns the exit code
 COMMANDS = {
   "gen": ("tinytpu.gen", "generate rtl/tinytpu_pkg.sv and doc/isa.md from the ISA table (--check: fail if stale)"),
   "doctor": ("tinytpu.cli", "print tool versions and fail if one is missing or wrong"),
   "lint": ("tinytpu.cli", "verilator --lint-only -Wall on every RTL module"),
+  "run": ("tinytpu.run", "run a bundle on the RTL co-sim (default), --golden or --both; print the result"),
+  "asm": ("tinytpu.run:asm_main", "assemble a TASM file into a bundle: asm file.tasm -o bundle.txt"),
+  "disasm": ("tinytpu.run:disasm_main", "disassemble a bundle or a file of hex words into TASM"),
 }
 
 EXPECTED = {"cocotb": "2.1", "pyuvm": "5.0", "tinygrad": "0.14.0"}
@@ -81,4 +84,5 @@ def main(argv: list[str] | None = None) -> int:
     return doctor(rest)
   if cmd == "lint":
     return lint(rest)
-  return importlib.import_module(COMMANDS[cmd][0]).main(rest)
+  mod, _, fn = COMMANDS[cmd][0].partition(":")
+  return getattr(importlib.import_module(mod), fn or "main")(rest)
