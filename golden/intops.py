@@ -6,9 +6,12 @@ function returns a new uint32 array and never mutates its inputs. Exact semantic
 These run inside the interpreter's inner loop, so each is a handful of numpy calls on views."""
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import numpy as np
+
+assert sys.byteorder == "little", "the packed-int8 ops view a lane's bytes in host order"
 
 u32, i32, i64, i16, i8 = np.uint32, np.int32, np.int64, np.int16, np.int8
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
