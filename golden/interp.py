@@ -1,0 +1,244 @@
+"""The golden sequential interpreter: runs a bundle one instruction at a time with the exact
+semantics of doc/isa.md and returns its dumps, status, trap and pc.
+
+The model is cycle-free: `cycles` is the count of retired instructions (HALT and an instruction that
+raises `imem_out_of_range` included, a trapping instruction not), RDCYCLE reads the count retired
+before it, RDPERF reads that count for `retired` and 0 for every timing counter.
+
+For speed the program is predecoded once into one closure per pc. A closure gets the retired count,
+performs its instruction and returns None to fall through (where the loop back-edge applies) or the
+next pc when it redirects. HALT and traps raise `_Stop`, so a trapping instruction has no effect. A
+word that does not decode becomes a closure that traps, so it traps only if it executes."""
+from __future__ import annotations
+
+import numpy as np
+
+from tinytpu import isa
+from tinytpu.bundle import Bundle, Result
+from tinytpu.config import DEFAULT, Config
+from tinytpu.golden import mxu, xlu
+from tinytpu.golden.ops import VPU
+
+M32 = 0xFFFFFFFF
+
+
+def s32(x: int) -> int:
+  return (x ^ 0x80000000) - 0x80000000
+
+
+class _Stop(Exception):
+  def __init__(self, trap: str | None): self.trap = trap  # None: HALT
+
+
+def _trap(name: str):
+  def f(n): raise _Stop(name)
+  return f
+
+
+def _nop(n): return None
+
+
+def _halt(n): raise _Stop(None)
+
+
+# scalar ALU functions on uint32 Python ints, by SALU mnemonic
+_SALU = {
+  "SADD": lambda a, b: (a + b) & M32, "SSUB": lambda a, b: (a - b) & M32, "SMUL": lambda a, b: (a * b) & M32,
+  "SAND": lambda a, b: a & b, "SOR": lambda a, b: a | b, "SXOR": lambda a, b: a ^ b,
+  "SSHL": lambda a, b: (a << (b & 31)) & M32, "SSHR": lambda a, b: a >> (b & 31),
+  "SSRA": lambda a, b: (s32(a) >> (b & 31)) & M32,
+  "SSLT": lambda a, b: int(s32(a) < s32(b)), "SSLTU": lambda a, b: int(a < b),
+}
+_BRANCH = {"BEQ": lambda a, b: a == b, "BNE": lambda a, b: a != b,
+           "BLT": lambda a, b: s32(a) < s32(b), "BGE": lambda a, b: s32(a) >= s32(b)}
+
+
+class Machine:
+  """Architectural state of one TensorCore, zero at reset, and the interpreter over it."""
+  def __init__(self, config: Config = DEFAULT):
+    N = config.N
+    self.config, self.N = config, N
+    self.sregs: list[int] = [0] * 16                     # uint32 values; s0 is never written
+    self.vregs = np.zeros((16, N, N), np.uint32)
+    self.vmem = np.zeros((config.VMEM_TILES, N, N), np.uint32)
+    self.psum = np.zeros((config.PSUM_TILES, N, N), np.uint32)
+    self.w = np.zeros((N, N), np.int8)                   # MXU weight tile
+    self.loops: list[list[int]] = []                     # [start, last body pc, remaining iterations]
+    self.pc, self.retired = 0, 0
+    self.program: list[int] = []
+    self._fns: list = []
+
+  def load(self, bundle: Bundle) -> None:
+    for a, t in bundle.vmem.items(): self.vmem[a] = t
+    for a, t in bundle.psum.items(): self.psum[a] = t
+    for r, x in bundle.sregs.items():
+      if r: self.sregs[r] = int(x) & M32
+    self.load_program(bundle.program)
+
+  def load_program(self, words: list[int]) -> None:
+    self.program = list(words)
+    self._fns = [self._compile(w, pc) for pc, w in enumerate(self.program)]
+
+  # ------------------------------------------------------------------------------------------
+  def _compile(self, word: int, pc: int):
+    try:
+      ins, o = isa.decode(word, self.N)
+    except isa.IllegalInstruction:
+      return _trap("illegal_instruction")
+    s, v, vmem, psum, loops, m = self.sregs, self.vregs, self.vmem, self.psum, self.loops, self
+    VT, PT = self.config.VMEM_TILES, self.config.PSUM_TILES
+    mn, unit = ins.mnemonic, ins.unit
+    d, a, b, c = (isa.get_field(word, f) for f in ("rd", "ra", "rb", "rc"))
+
+    if mn in ("NOP", "FENCE"): return _nop
+    if mn == "HALT": return _halt
+    if mn == "LI":
+      if not d: return _nop
+      imm = o["imm"] & M32
+      def f(n): s[d] = imm
+    elif mn == "SADDI":
+      if not d: return _nop
+      imm = o["imm"]
+      def f(n): s[d] = (s[a] + imm) & M32
+    elif mn in _SALU:
+      if not d: return _nop
+      op = _SALU[mn]
+      def f(n): s[d] = op(s[a], s[b])
+    elif mn in _BRANCH:
+      cond, tgt = _BRANCH[mn], pc + o["target"]
+      def f(n): return tgt if cond(s[a], s[b]) else None
+    elif mn == "JMP":
+      tgt = pc + o["target"]
+      def f(n): return tgt
+    elif mn in ("LOOP", "LOOPI"):
+      end = pc + o["end"]
+      count = (lambda: s32(s[a])) if mn == "LOOP" else (lambda k=o["count"]: k)
+      # a LOOP never falls through into the back-edge check: it returns its next pc explicitly, and
+      # the nesting rule keeps it off the last body pc of the enclosing loop
+      def f(n):
+        if len(loops) == isa.LOOP_DEPTH or (loops and end - 1 >= loops[-1][1]): raise _Stop("loop_stack")
+        k = count()
+        if k <= 0: return end
+        loops.append([pc + 1, end - 1, k])
+        return pc + 1
+    elif mn == "LBREAK":
+      def f(n):
+        if not loops: raise _Stop("loop_stack")
+        return loops.pop()[1] + 1
+    elif mn == "RDCYCLE":
+      if not d: return _nop
+      def f(n): s[d] = n & M32
+    elif mn == "RDPERF":
+      if not d: return _nop
+      if o["counter"] != isa.PERF["retired"]:
+        def f(n): s[d] = 0
+      else:
+        def f(n): s[d] = n & M32
+    elif mn == "VSPLAT":
+      def f(n): v[d] = s[a]
+    elif mn == "VEXTRACT":
+      if not d: return _nop
+      r, col = o["r"], o["c"]
+      def f(n): s[d] = int(v[a, r, col])
+    elif mn in ("VLD", "VST", "PLD", "PST", "MLW"):
+      mem, size, trap = (psum, PT, "psum_out_of_range") if mn[0] == "P" else (vmem, VT, "vmem_out_of_range")
+      off = o["addr"]
+      def addr() -> int:
+        x = s32(s[a]) + off
+        if not 0 <= x < size: raise _Stop(trap)
+        return x
+      if mn in ("VLD", "PLD"):
+        def f(n): v[d] = mem[addr()]
+      elif mn == "MLW":
+        def f(n): m.w = mxu.weights(mem[addr()])
+      else:
+        def f(n): mem[addr()] = v[b]
+    elif mn == "VMOV":
+      def f(n): v[d] = v[a]
+    elif mn == "VZERO":
+      def f(n): v[d] = 0
+    elif mn == "VFILL":
+      imm = o["imm"] & M32
+      def f(n): v[d] = imm
+    elif unit == "vpu":
+      op = VPU[mn[1:]]
+      arity = isa.VPU_ARITY[mn[1:]]
+      if arity == 1:
+        def f(n): v[d] = op(v[a], None, None)
+      elif arity == 2:
+        def f(n): v[d] = op(v[a], v[b], None)
+      else:
+        def f(n): v[d] = op(v[a], v[b], v[c])
+    elif unit == "xlu":
+      op = xlu.OPS[mn]
+      k, r0, c0 = o.get("k", 0), o.get("r0", 0), o.get("c0", 0)
+      if mn in ("XROTS", "XSROTS"):
+        def f(n): v[d] = op(v[a], None, s32(s[b]), 0, 0)
+      elif mn == "XSHUF":
+        def f(n): v[d] = op(v[a], v[b], 0, 0, 0)
+      else:
+        def f(n): v[d] = op(v[a], None, k, r0, c0)
+    elif mn == "MMUL":
+      T, acc, doff, soff = o["T"], o["acc"], o["dst"], o["src"]
+      def f(n):
+        p, x = s32(s[a]) + doff, s32(s[b]) + soff
+        if not (0 <= x and x + T <= VT): raise _Stop("vmem_out_of_range")
+        if not (0 <= p and p + T <= PT): raise _Stop("psum_out_of_range")
+        psum[p:p + T] = mxu.mmul(psum[p:p + T], vmem[x:x + T], m.w, acc)
+    else:
+      raise NotImplementedError(f"golden interpreter: no semantics for {mn}")
+    return f
+
+  # ------------------------------------------------------------------------------------------
+  def run(self, max_cycles: int) -> tuple[str, str | None, int | None]:
+    """Execute from self.pc until HALT, a trap or the watchdog; returns (status, trap, pc)."""
+    fns, plen, loops = self._fns, len(self._fns), self.loops
+    pc, n = self.pc, self.retired
+    last = loops[-1][1] if loops else -1  # last body pc of the innermost loop
+    status = None
+    try:
+      if not 0 <= pc < plen: raise _Stop("imem_out_of_range")  # an empty program
+      while True:
+        if n >= max_cycles:
+          status = ("timeout", None, pc)
+          break
+        npc = fns[pc](n)
+        if npc is None:
+          npc = pc + 1
+          if pc == last:  # the back-edge: restart the body or pop the loop
+            top = loops[-1]
+            if top[2] > 1:
+              top[2] -= 1
+              npc = top[0]
+            else:
+              loops.pop()
+              last = loops[-1][1] if loops else -1
+        else:
+          last = loops[-1][1] if loops else -1
+        n += 1
+        if not 0 <= npc < plen:  # this instruction completed, its successor is outside the program
+          status = ("trap", "imem_out_of_range", pc)
+          break
+        pc = npc
+    except _Stop as e:
+      if e.trap is None: n += 1
+      status = ("ok", None, None) if e.trap is None else ("trap", e.trap, pc)
+    self.pc, self.retired = pc, n
+    return status
+
+  def dump(self, what: str, addr: int, count: int) -> list[tuple[str, int, np.ndarray]]:
+    if what == "sreg": return [("sreg", 0, np.array(self.sregs[:count], np.uint32))]
+    mem = {"vmem": self.vmem, "psum": self.psum}[what]
+    if not (0 <= addr and addr + count <= len(mem)): raise ValueError(f"dump {what} {addr} {count}: out of range")
+    return [(what, addr + i, mem[addr + i].copy()) for i in range(count)]
+
+
+def run(bundle: Bundle) -> Result:
+  """Execute a bundle on a fresh machine with sequential semantics."""
+  m = Machine(bundle.config)
+  m.load(bundle)
+  status, trap, pc = m.run(bundle.max_cycles)
+  dumps = [x for what, addr, count in bundle.dumps for x in m.dump(what, addr, count)]
+  perf = {name: 0 for name, _ in isa.PERF_COUNTERS}
+  perf["retired"] = m.retired
+  return Result(dumps=dumps, cycles=m.retired, perf=perf, status=status, trap=trap, pc=pc)
