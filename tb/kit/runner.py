@@ -1,0 +1,140 @@
+"""Build a Verilator model once per (top, parameters, sources) and run cocotb/pyuvm tests on it.
+
+`build_and_run` is what tests/rtl/test_*.py call. Builds are cached under
+build/cocotb/<top>_<hash>/ and reused until a source file (or the Verilator command) changes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import random
+import shlex
+import xml.etree.ElementTree as ET
+
+from tinytpu import tools
+
+BUILD = tools.BUILD / "cocotb"
+# Verilator's FST writer needs lz4.h; without it, waves are VCD
+FST = any(pathlib.Path(d, "lz4.h").exists() for d in ("/usr/include", "/usr/local/include"))
+_build_timescale = ("1ns", "1ps")
+
+
+def _key(top: str, sources: list[pathlib.Path], params: dict, build_args: list[str], waves: bool) -> str:
+  h = hashlib.sha256(json.dumps([top, sorted(params.items()), build_args, waves]).encode())
+  return h.hexdigest()[:12]
+
+
+def _stamp(sources: list[pathlib.Path], build_args: list[str]) -> str:
+  """Content hash of every source: a changed file (not just a touched one) forces a rebuild."""
+  h = hashlib.sha256(" ".join(build_args).encode())
+  for s in sources:
+    h.update(str(s).encode()); h.update(pathlib.Path(s).read_bytes())
+  return h.hexdigest()
+
+
+def seed_from_env(seed: int | None = None) -> int:
+  """The seed to use: explicit, else TINYTPU_SEED, else a fresh random one (always printed)."""
+  if seed is not None: return int(seed)
+  env = os.environ.get("TINYTPU_SEED")
+  return int(env, 0) if env else random.randrange(1, 1 << 31)
+
+
+def _pytest_node() -> str | None:
+  cur = os.environ.get("PYTEST_CURRENT_TEST")  # "tests/rtl/test_x.py::test_y[p] (call)"
+  return cur.split(" ")[0] if cur else None
+
+
+def _results(xml: pathlib.Path) -> tuple[int, list[str]]:
+  if not xml.exists(): return 0, ["<no results file: the simulator crashed or did not start>"]
+  tests, failed = 0, []
+  for tc in ET.parse(xml).getroot().iter("testcase"):
+    tests += 1
+    if tc.find("failure") is not None or tc.find("error") is not None: failed.append(tc.get("name", "?"))
+  return tests, failed
+
+
+def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dict | None = None,
+          waves: bool = False, build_args: list[str] | None = None) -> pathlib.Path:
+  """Build (or reuse) the Verilator model of `top`; returns its build directory."""
+  from cocotb_tools.runner import get_runner
+  params = dict(params or {})
+  srcs = [pathlib.Path(s).resolve() for s in (sources or [])]
+  pkg = tools.RTL / "tinytpu_pkg.sv"
+  srcs = [pkg] + [s for s in srcs if s != pkg]  # the generated package always first
+  vlt = tools.RTL / "lint.vlt"
+  # -Wall with the reviewed waivers: a model that builds is a model that lints
+  args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--x-assign", "unique", "--x-initial", "unique",
+          "-O2", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or [])]
+  bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
+  stamp = _stamp(srcs + ([vlt] if vlt.exists() else []), args)
+  sfile = bdir / "tinytpu.stamp"
+  if (bdir / top).exists() and sfile.exists() and sfile.read_text() == stamp:
+    return bdir
+  os.environ.update({k: v for k, v in tools.verilator_env().items() if k in ("VERILATOR_ROOT", "PATH")})
+  r = get_runner("verilator")
+  bdir.mkdir(parents=True, exist_ok=True)
+  log = bdir / "build.log"
+  try:
+    r.build(sources=srcs, hdl_toplevel=top, parameters=params, build_args=args, build_dir=bdir,
+            waves=waves, timescale=_build_timescale, always=True, log_file=log)
+  except RuntimeError:
+    raise AssertionError(f"Verilator build of {top} {params} failed (full log {log}):\n" + "\n".join(log.read_text().splitlines()[-40:])) from None
+  sfile.write_text(stamp)
+  (bdir / "tinytpu.json").write_text(json.dumps({"top": top, "params": params, "sources": [str(s) for s in srcs]}, indent=1))
+  return bdir
+
+
+def rerun_command(seed: int, testcase: str | None = None) -> str:
+  node = _pytest_node()
+  env = f"TINYTPU_SEED={seed} TINYTPU_WAVES=1" + (f" TINYTPU_TESTCASE={testcase}" if testcase else "")
+  return f"{env} .venv/bin/pytest -p no:cacheprovider -n 0 {shlex.quote(node) if node else '<test>'}"
+
+
+def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str, params: dict | None = None,
+                  testcase: str | None = None, seed: int | None = None, waves: bool = False,
+                  extra_env: dict | None = None) -> pathlib.Path:
+  """Build `top` (cached) and run the cocotb tests of `test_module` (all, or `testcase`: a name or a
+  comma separated list) with `seed`. Raises AssertionError naming the failed tests and the exact
+  command that reruns them with waves. Returns the results XML path."""
+  from cocotb_tools.runner import get_runner
+  seed = seed_from_env(seed)
+  waves = waves or os.environ.get("TINYTPU_WAVES", "0") not in ("", "0")
+  testcase = os.environ.get("TINYTPU_TESTCASE") or testcase
+  params = dict(params or {})
+  bdir = build(top, sources, params, waves)
+  tag = "_".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
+  tdir = bdir / "run" / (testcase or "all").replace(",", "+")
+  tdir.mkdir(parents=True, exist_ok=True)
+  xml = tdir / "results.xml"
+  if xml.exists(): xml.unlink()
+  env = {"TINYTPU_SEED": str(seed), "TINYTPU_CONFIG": tag, "TINYTPU_PARAMS": json.dumps(params),
+         "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"), **(extra_env or {})}
+  wave_file = tdir / ("dump.fst" if FST else "dump.vcd")
+  log = tdir / "sim.log"
+  print(f"[tinytpu] {top} {tag or '-'} {test_module}:{testcase or 'all'} seed={seed} (TINYTPU_SEED={seed})")
+  r = get_runner("verilator")
+  # the runner exits the process on failure under pytest; we want a readable assertion instead
+  saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
+  try:
+    r.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog", testcase=testcase, seed=seed, extra_env=env,
+           waves=waves, build_dir=bdir, test_dir=tdir, results_xml=str(xml), parameters=params,
+           test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log)
+  except SystemExit as e:
+    if not xml.exists(): raise AssertionError(f"simulator exited with {e.code}; rerun: {rerun_command(seed, testcase)}") from None
+  finally:
+    if saved is not None: os.environ["PYTEST_CURRENT_TEST"] = saved
+  ntests, failed = _results(xml)
+  text = log.read_text(errors="replace") if log.exists() else ""
+  if os.environ.get("TINYTPU_VERBOSE"): print(text)
+  else: print("\n".join(l for l in text.splitlines() if "coverage" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
+  if failed or ntests == 0:
+    print("\n".join(text.splitlines()[-150:]))
+    msg = (f"{top} {tag}: {len(failed)} of {ntests} cocotb tests failed: {', '.join(failed) or 'none ran'}\n"
+           f"  seed {seed}; rerun with waves:\n    {rerun_command(seed, ','.join(failed) if failed and failed[0][0] != '<' else testcase)}\n"
+           f"  waves then in {wave_file}; full log {log}")
+    print(msg)
+    raise AssertionError(msg)
+  if waves: print(f"[tinytpu] waves: {wave_file}")
+  return xml
