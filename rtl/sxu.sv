@@ -1,0 +1,555 @@
+// SXU: the scalar unit of the TensorCore. Each cycle it reads the word at pc from its program
+// memory, decodes and checks it (reserved bits, operand ranges, tile addresses, loop stack) and
+// either executes it here (scalar ALU, branches, loops, counters, VEXTRACT) or issues it to the
+// vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
+//
+// Interlocks (doc/core.md): every instruction that writes a vector register books the single VRF
+// write-back port for the cycle its result arrives (slot table wb_q); a reader of a register with
+// a booked write waits (RAW), a writer whose result would land before an earlier write to the
+// same register waits (WAW), a booked slot or a busy unit holds the issue (unit). The VMEM and
+// PSUM tiles that in-flight MXU commands read or write are tracked as bounding ranges until the
+// MXU is idle; a VST/PST/PLD touching them waits. So every program has sequential semantics while
+// the MXU and multi-cycle VPU ops run in the background.
+//
+// Latency: fetch, decode, execute/issue and next-pc are one combinational stage, so the SXU
+// issues one instruction per cycle when nothing stalls; taken branches and loop back-edges cost no
+// cycle. A vector write issued in cycle t with latency L is written at the end of cycle t+L.
+module sxu
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N          = 4,
+  parameter int unsigned VMEM_TILES = 1024,
+  parameter int unsigned PSUM_TILES = 64,
+  parameter int unsigned IMEM_WORDS = 4096,
+  // issue-to-write-back latency of each vector source (see the header)
+  parameter int unsigned VLD_LAT    = 1,
+  parameter int unsigned PLD_LAT    = 1,
+  parameter int unsigned XLU_LAT    = 1,
+  parameter int unsigned MOV_LAT    = 1,
+  localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
+  localparam int unsigned LANE_W    = $clog2(N*N)
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  // load ports (used while the core is idle)
+  input  logic                      imem_we_i,
+  input  logic [IMEM_AW-1:0]        imem_waddr_i,
+  input  logic [63:0]               imem_wdata_i,
+  input  logic                      sreg_we_i,
+  input  logic [3:0]                sreg_waddr_i,
+  input  logic [31:0]               sreg_wdata_i,
+  input  logic [3:0]                sreg_raddr_i,
+  output logic [31:0]               sreg_rdata_o,
+  // control and status
+  input  logic                      start_i,
+  output logic                      running_o,     // started and not yet done
+  output logic                      done_o,        // halted or trapped, background idle
+  output trap_e                     status_o,      // TRAP_OK after HALT, else the trap code
+  output logic [31:0]               pc_o,          // next pc to issue; the trap pc once done
+  output logic [31:0]               cycles_o,
+  output logic [NUM_PERF-1:0][31:0] perf_o,
+  // the decoded instruction (valid every cycle; the VRF reads ra/rb/rc combinationally)
+  output logic [7:0]                dec_op_o,
+  output logic [7:0]                dec_fn_o,
+  output logic [3:0]                dec_rd_o,
+  output logic [3:0]                dec_ra_o,
+  output logic [3:0]                dec_rb_o,
+  output logic [3:0]                dec_rc_o,
+  // issue of a vector-side instruction (VSPLAT, VLD..VFILL, VPU, XLU, MLW, MMUL)
+  output logic                      iss_valid_o,
+  output logic [31:0]               iss_scalar_o,  // VSPLAT: sa; XROTS/XSROTS: sb; else imm
+  output logic [31:0]               iss_addr_o,    // checked tile address (MMUL: PSUM dst)
+  output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src
+  // VRF write-back booked for the end of this cycle
+  output logic                      wb_valid_o,
+  output logic [3:0]                wb_vd_o,
+  output logic [2:0]                wb_src_o,
+  // VEXTRACT reads lane [r][c] of vector register ra (the VRF's read port a)
+  input  logic [N*N-1:0][31:0]      va_tile_i,
+  // unit status
+  input  logic                      vpu_ready_i,   // the VPU accepts the decoded function now
+  input  logic                      mxu_ready_i,   // the MXU accepts a command now
+  input  logic                      mxu_idle_i,    // no MXU command queued or running
+  input  logic                      mxu_busy_i     // the MXU streams an activation row
+);
+
+  // write-back sources (wb_src_o)
+  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_MOV = 3'd4;
+  localparam int unsigned SLOTS = 16;  // > the longest latency
+  localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES);
+
+  typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
+
+  typedef struct packed {
+    logic       valid;
+    logic [3:0] vd;
+    logic [2:0] src;
+  } wb_t;
+
+  // ---------------------------------------------------------------------------------------------
+  // state
+  state_e                    state_q;
+  logic [IMEM_AW-1:0]        pc_q;
+  logic [IMEM_AW:0]          len_q;        // program length: highest loaded address + 1
+  logic [63:0]               imem_q [IMEM_WORDS];
+  logic [31:0]               sreg_q [16];
+  trap_e                     status_q;
+  logic [31:0]               trap_pc_q;
+  logic [31:0]               cycles_q;
+  logic [NUM_PERF-1:0][31:0] perf_q;
+  wb_t  [SLOTS-1:0]          wb_q;
+  // loop stack: body start, last body pc (signed: may lie outside the program), remaining count
+  logic [2:0]                depth_q;
+  logic [IMEM_AW-1:0]        lp_start_q [LOOP_DEPTH];
+  logic signed [33:0]        lp_last_q  [LOOP_DEPTH];
+  logic [31:0]               lp_rem_q   [LOOP_DEPTH];
+  // tiles owned by in-flight MXU commands (bounding ranges, inclusive)
+  logic                      own_v_q, own_p_q;
+  logic signed [33:0]        own_v_lo_q, own_v_hi_q, own_p_lo_q, own_p_hi_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // decode
+  logic [63:0] word;
+  logic [7:0]  op, fn;
+  logic [3:0]  rd, ra, rb, rc;
+  logic [31:0] imm, sa, sb;
+  logic [15:0] immhi, immlo;
+
+  assign word  = imem_q[pc_q];
+  assign op    = word[63:56];
+  assign fn    = word[55:48];
+  assign rd    = word[47:44];
+  assign ra    = word[43:40];
+  assign rb    = word[39:36];
+  assign rc    = word[35:32];
+  assign imm   = word[31:0];
+  assign immhi = word[31:16];
+  assign immlo = word[15:0];
+  assign sa    = sreg_q[ra];
+  assign sb    = sreg_q[rb];
+
+  assign dec_op_o = op;
+  assign dec_fn_o = fn;
+  assign dec_rd_o = rd;
+  assign dec_ra_o = ra;
+  assign dec_rb_o = rb;
+  assign dec_rc_o = rc;
+
+  logic [63:0] mask;
+  logic        illegal;
+  assign mask = used_mask(op, fn);
+
+  always_comb begin
+    illegal = (mask == '0) || ((word & ~mask) != '0);
+    unique case (op)
+      OP_VEXTRACT: illegal |= (32'(immhi) >= N) || (32'(immlo) >= N);
+      OP_RDPERF:   illegal |= imm >= NUM_PERF;
+      OP_MMUL:     illegal |= (fn == 8'd0) || (rc > 4'd1);
+      OP_LOOP:     illegal |= $signed(imm) < 2;
+      OP_LOOPI:    illegal |= $signed(immlo) < 2;
+      OP_XLU: begin
+        if (fn == XLU_BCOL || fn == XLU_BROW) illegal |= imm >= N;
+        if (fn == XLU_BSCALAR) illegal |= (32'(immhi) >= N) || (32'(immlo) >= N);
+      end
+      default: ;
+    endcase
+  end
+
+  // instruction classes
+  logic is_vpu, is_xlu, is_vld, is_vst, is_pld, is_pst, is_mov, is_mlw, is_mmul, is_vec;
+  assign is_vpu  = op == OP_VPU;
+  assign is_xlu  = op == OP_XLU;
+  assign is_vld  = op == OP_VLD;
+  assign is_vst  = op == OP_VST;
+  assign is_pld  = op == OP_PLD;
+  assign is_pst  = op == OP_PST;
+  assign is_mov  = op inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
+  assign is_mlw  = op == OP_MLW;
+  assign is_mmul = op == OP_MMUL;
+  assign is_vec  = is_vpu | is_xlu | is_vld | is_vst | is_pld | is_pst | is_mov | is_mlw | is_mmul;
+
+  // vector register operands read at issue and the register written
+  logic       rd_va, rd_vb, rd_vc, wr_vd;
+  logic [3:0] lat;
+  logic [2:0] src;
+  always_comb begin
+    rd_va = is_vpu | is_xlu | (op == OP_VMOV) | (op == OP_VEXTRACT);
+    rd_vb = (is_vpu & mask[RB_LSB]) | (is_xlu & (fn == XLU_SHUF)) | is_vst | is_pst;
+    rd_vc = is_vpu & mask[RC_LSB];
+    wr_vd = is_vpu | is_xlu | is_vld | is_pld | is_mov;
+    lat   = 4'(MOV_LAT);
+    src   = WB_MOV;
+    if (is_vpu) begin
+      lat = vpu_latency(vpu_fn_e'(fn));
+      src = WB_VPU;
+    end else if (is_xlu) begin
+      lat = 4'(XLU_LAT);
+      src = WB_XLU;
+    end else if (is_vld) begin
+      lat = 4'(VLD_LAT);
+      src = WB_VLD;
+    end else if (is_pld) begin
+      lat = 4'(PLD_LAT);
+      src = WB_PLD;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // addresses and their checks (signed arithmetic on the full values: nothing wraps)
+  logic signed [33:0] addr, maddr_p, maddr_a, t_cnt;
+  logic               vmem_oob, psum_oob;
+  assign addr    = 34'($signed(sa)) + 34'($signed(imm));
+  assign maddr_p = 34'($signed(sa)) + 34'($signed(immhi));
+  assign maddr_a = 34'($signed(sb)) + 34'($signed(immlo));
+  assign t_cnt   = 34'(fn);
+
+  always_comb begin
+    vmem_oob = 1'b0;
+    psum_oob = 1'b0;
+    if (is_vld || is_vst || is_mlw) vmem_oob = addr < 0 || addr >= VT;
+    if (is_pld || is_pst)           psum_oob = addr < 0 || addr >= PT;
+    if (is_mmul) begin
+      vmem_oob = maddr_a < 0 || maddr_a + t_cnt > VT;
+      psum_oob = maddr_p < 0 || maddr_p + t_cnt > PT;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // loop stack and next pc
+  logic [1:0]         top;
+  logic signed [33:0] pc_s, loop_last, top_last;
+  logic signed [31:0] loop_count;
+  logic               loop_trap, take_branch, redirect, back_edge, push, pop, dec;
+  logic signed [33:0] npc;
+
+  assign top       = 2'(depth_q - 3'd1);
+  assign top_last  = lp_last_q[top];
+  assign pc_s      = 34'(pc_q);
+  assign loop_last = pc_s + 34'($signed(op == OP_LOOPI ? 32'($signed(immlo)) : imm)) - 34'sd1;
+  assign loop_count = op == OP_LOOPI ? 32'(immhi) : $signed(sa);
+
+  always_comb begin
+    unique case (fn[1:0])
+      2'd0:    take_branch = sa == sb;
+      2'd1:    take_branch = sa != sb;
+      2'd2:    take_branch = $signed(sa) < $signed(sb);
+      default: take_branch = $signed(sa) >= $signed(sb);
+    endcase
+  end
+
+  always_comb begin
+    loop_trap = 1'b0;
+    redirect  = 1'b0;
+    push      = 1'b0;
+    pop       = 1'b0;
+    dec       = 1'b0;
+    back_edge = 1'b0;
+    npc       = pc_s + 34'sd1;
+    unique case (op)
+      OP_BRANCH: if (take_branch) begin
+        redirect = 1'b1;
+        npc      = pc_s + 34'($signed(imm));
+      end
+      OP_JMP: begin
+        redirect = 1'b1;
+        npc      = pc_s + 34'($signed(imm));
+      end
+      OP_LOOP, OP_LOOPI: begin
+        // checked whatever the count: a full stack or a body not nested strictly inside its parent
+        loop_trap = depth_q == 3'(LOOP_DEPTH) || (depth_q != 0 && loop_last >= top_last);
+        redirect  = 1'b1;
+        if (loop_count <= 0) npc = loop_last + 34'sd1;
+        else push = 1'b1;
+      end
+      OP_LBREAK: begin
+        loop_trap = depth_q == 0;
+        redirect  = 1'b1;
+        pop       = 1'b1;
+        npc       = top_last + 34'sd1;
+      end
+      default: ;
+    endcase
+    if (!redirect && depth_q != 0 && pc_s == top_last) begin
+      back_edge = 1'b1;
+      if (lp_rem_q[top] > 32'd1) begin
+        dec = 1'b1;
+        npc = 34'(lp_start_q[top]);
+      end else begin
+        pop = 1'b1;
+      end
+    end
+  end
+
+  logic imem_oob;
+  assign imem_oob = npc < 0 || npc >= 34'(len_q);
+
+  // ---------------------------------------------------------------------------------------------
+  // interlocks
+  logic [15:0] pending;  // vector registers with a booked write
+  logic        late_waw; // an earlier write to rd lands after this instruction's write would
+  always_comb begin
+    pending  = '0;
+    late_waw = 1'b0;
+    for (int k = 0; k < SLOTS; k++) begin
+      if (wb_q[k].valid) begin
+        pending[wb_q[k].vd] = 1'b1;
+        if (wb_q[k].vd == rd && k >= int'(lat)) late_waw = 1'b1;
+      end
+    end
+  end
+
+  logic in_v, in_p;  // the access hits tiles owned by the MXU
+  assign in_v = own_v_q && addr >= own_v_lo_q && addr <= own_v_hi_q;
+  assign in_p = own_p_q && addr >= own_p_lo_q && addr <= own_p_hi_q;
+
+  logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall;
+  assign bg_idle = mxu_idle_i && pending == '0;
+  always_comb begin
+    stall_raw   = (rd_va && pending[ra]) || (rd_vb && pending[rb]) || (rd_vc && pending[rc]) ||
+                  (is_pld && in_p);
+    stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p);
+    stall_unit  = (wr_vd && wb_q[lat].valid) || (is_vpu && !vpu_ready_i) ||
+                  ((is_mlw || is_mmul) && !mxu_ready_i);
+    stall_fence = op == OP_FENCE && !bg_idle;
+    stall       = stall_raw || stall_waw || stall_unit || stall_fence;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // execute
+  logic   run, pre_trap, fire, retire;
+  trap_e  pre_code;
+  assign run = state_q == S_RUN;
+
+  always_comb begin
+    pre_code = TRAP_OK;
+    if (illegal)        pre_code = TRAP_ILLEGAL_INSTRUCTION;
+    else if (vmem_oob)  pre_code = TRAP_VMEM_OUT_OF_RANGE;
+    else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
+    else if (loop_trap) pre_code = TRAP_LOOP_STACK;
+  end
+  assign pre_trap = run && pre_code != TRAP_OK;
+  assign fire     = run && !pre_trap && !stall;  // the instruction completes this cycle
+  assign retire   = fire;
+
+  // scalar results
+  logic        s_we;
+  logic [31:0] s_res;
+  logic [LANE_W-1:0] lane;
+  assign lane = LANE_W'(32'(immhi) * N + 32'(immlo));
+  always_comb begin
+    s_we  = 1'b0;
+    s_res = '0;
+    unique case (op)
+      OP_LI: begin
+        s_we  = 1'b1;
+        s_res = imm;
+      end
+      OP_SADDI: begin
+        s_we  = 1'b1;
+        s_res = sa + imm;
+      end
+      OP_SALU: begin
+        s_we = 1'b1;
+        unique case (fn)
+          SALU_ADD:  s_res = sa + sb;
+          SALU_SUB:  s_res = sa - sb;
+          SALU_MUL:  s_res = sa * sb;
+          SALU_AND:  s_res = sa & sb;
+          SALU_OR:   s_res = sa | sb;
+          SALU_XOR:  s_res = sa ^ sb;
+          SALU_SHL:  s_res = sa << sb[4:0];
+          SALU_SHR:  s_res = sa >> sb[4:0];
+          SALU_SRA:  s_res = $unsigned($signed(sa) >>> sb[4:0]);
+          SALU_SLT:  s_res = {31'd0, $signed(sa) < $signed(sb)};
+          default:   s_res = {31'd0, sa < sb};
+        endcase
+      end
+      OP_RDCYCLE: begin
+        s_we  = 1'b1;
+        s_res = cycles_q;
+      end
+      OP_RDPERF: begin
+        s_we  = 1'b1;
+        s_res = perf_q[imm[3:0]];
+      end
+      OP_VEXTRACT: begin
+        s_we  = 1'b1;
+        s_res = va_tile_i[lane];
+      end
+      default: ;
+    endcase
+  end
+
+  // issue outputs
+  assign iss_valid_o  = fire && is_vec;
+  assign iss_scalar_o = op == OP_VSPLAT ? sa : (is_xlu && (fn == XLU_ROTS || fn == XLU_SROTS)) ? sb : imm;
+  assign iss_addr_o   = is_mmul ? 32'(maddr_p) : 32'(addr);
+  assign iss_addr2_o  = 32'(maddr_a);
+  assign wb_valid_o   = wb_q[0].valid;
+  assign wb_vd_o      = wb_q[0].vd;
+  assign wb_src_o     = wb_q[0].src;
+
+  // status outputs
+  assign running_o    = state_q == S_RUN || state_q == S_DRAIN;
+  assign done_o       = state_q == S_DONE;
+  assign status_o     = status_q;
+  assign pc_o         = (state_q == S_RUN) ? 32'(pc_q) : trap_pc_q;
+  assign cycles_o     = cycles_q;
+  assign perf_o       = perf_q;
+  assign sreg_rdata_o = sreg_q[sreg_raddr_i];
+
+  // ---------------------------------------------------------------------------------------------
+  // sequential state
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int i = 0; i < IMEM_WORDS; i++) imem_q[i] <= '0;
+    end else if (imem_we_i && state_q == S_IDLE) begin
+      imem_q[imem_waddr_i] <= imem_wdata_i;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      len_q <= '0;
+    end else if (imem_we_i && state_q == S_IDLE && {1'b0, imem_waddr_i} >= len_q) begin
+      len_q <= {1'b0, imem_waddr_i} + 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int i = 0; i < 16; i++) sreg_q[i] <= '0;
+    end else if (state_q == S_IDLE) begin
+      if (sreg_we_i && sreg_waddr_i != 4'd0) sreg_q[sreg_waddr_i] <= sreg_wdata_i;
+    end else if (retire && s_we && rd != 4'd0) begin
+      sreg_q[rd] <= s_res;
+    end
+  end
+
+  // write-back slot table: slot k is the write at the end of cycle now+k
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wb_q <= '0;
+    end else begin
+      for (int k = 0; k < SLOTS - 1; k++) wb_q[k] <= wb_q[k+1];
+      wb_q[SLOTS-1] <= '0;
+      if (fire && wr_vd) wb_q[lat - 4'd1] <= '{valid: 1'b1, vd: rd, src: src};
+    end
+  end
+
+  // MXU ownership ranges: reset when the MXU is idle, grown by every accepted command
+  logic signed [33:0] mv_lo, mv_hi, mp_lo, mp_hi;
+  assign mv_lo = is_mmul ? maddr_a : addr;
+  assign mv_hi = is_mmul ? maddr_a + t_cnt - 34'sd1 : addr;
+  assign mp_lo = maddr_p;
+  assign mp_hi = maddr_p + t_cnt - 34'sd1;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      own_v_q    <= 1'b0;
+      own_p_q    <= 1'b0;
+      own_v_lo_q <= '0;
+      own_v_hi_q <= '0;
+      own_p_lo_q <= '0;
+      own_p_hi_q <= '0;
+    end else if (fire && (is_mlw || is_mmul)) begin
+      own_v_q    <= 1'b1;
+      own_v_lo_q <= (own_v_q && !mxu_idle_i && own_v_lo_q < mv_lo) ? own_v_lo_q : mv_lo;
+      own_v_hi_q <= (own_v_q && !mxu_idle_i && own_v_hi_q > mv_hi) ? own_v_hi_q : mv_hi;
+      if (is_mmul) begin
+        own_p_q    <= 1'b1;
+        own_p_lo_q <= (own_p_q && !mxu_idle_i && own_p_lo_q < mp_lo) ? own_p_lo_q : mp_lo;
+        own_p_hi_q <= (own_p_q && !mxu_idle_i && own_p_hi_q > mp_hi) ? own_p_hi_q : mp_hi;
+      end else if (mxu_idle_i) begin
+        own_p_q <= 1'b0;
+      end
+    end else if (mxu_idle_i) begin
+      own_v_q <= 1'b0;
+      own_p_q <= 1'b0;
+    end
+  end
+
+  // control: state, pc, loop stack, status, counters
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q   <= S_IDLE;
+      pc_q      <= '0;
+      status_q  <= TRAP_OK;
+      trap_pc_q <= '0;
+      cycles_q  <= '0;
+      perf_q    <= '0;
+      depth_q   <= '0;
+      for (int i = 0; i < LOOP_DEPTH; i++) begin
+        lp_start_q[i] <= '0;
+        lp_last_q[i]  <= '0;
+        lp_rem_q[i]   <= '0;
+      end
+    end else begin
+      unique case (state_q)
+        S_IDLE, S_DONE: if (start_i) begin
+          state_q   <= S_RUN;
+          pc_q      <= '0;
+          status_q  <= TRAP_OK;
+          trap_pc_q <= '0;
+          cycles_q  <= '0;
+          perf_q    <= '0;
+          depth_q   <= '0;
+          // an empty program: its first pc is already outside it
+          if (len_q == '0) begin
+            state_q  <= S_DRAIN;
+            status_q <= TRAP_IMEM_OUT_OF_RANGE;
+          end
+        end
+        S_RUN: begin
+          cycles_q <= cycles_q + 32'd1;
+          if (mxu_busy_i) perf_q[PERF_MXU_BUSY] <= perf_q[PERF_MXU_BUSY] + 32'd1;
+          if (pre_trap) begin
+            state_q   <= S_DRAIN;
+            status_q  <= pre_code;
+            trap_pc_q <= 32'(pc_q);
+          end else if (stall) begin
+            if (stall_raw) perf_q[PERF_STALL_RAW] <= perf_q[PERF_STALL_RAW] + 32'd1;
+            else if (stall_waw) perf_q[PERF_STALL_WAW] <= perf_q[PERF_STALL_WAW] + 32'd1;
+            else if (stall_unit) perf_q[PERF_STALL_UNIT] <= perf_q[PERF_STALL_UNIT] + 32'd1;
+            else perf_q[PERF_STALL_FENCE] <= perf_q[PERF_STALL_FENCE] + 32'd1;
+          end else begin
+            perf_q[PERF_RETIRED] <= perf_q[PERF_RETIRED] + 32'd1;
+            if (is_vpu) perf_q[PERF_VPU_OPS] <= perf_q[PERF_VPU_OPS] + 32'd1;
+            if (is_xlu) perf_q[PERF_XLU_OPS] <= perf_q[PERF_XLU_OPS] + 32'd1;
+            if (is_vld || is_vst || is_pld || is_pst || (is_mov && op != OP_VSPLAT))
+              perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] + 32'd1;
+            if (op == OP_HALT) begin
+              state_q <= S_DRAIN;
+            end else if (imem_oob) begin
+              state_q   <= S_DRAIN;
+              status_q  <= TRAP_IMEM_OUT_OF_RANGE;
+              trap_pc_q <= 32'(pc_q);
+            end else begin
+              pc_q <= IMEM_AW'(npc);
+            end
+            // loop stack
+            if (push) begin
+              lp_start_q[depth_q[1:0]] <= pc_q + 1'b1;
+              lp_last_q[depth_q[1:0]]  <= loop_last;
+              lp_rem_q[depth_q[1:0]]   <= loop_count;
+              depth_q                  <= depth_q + 3'd1;
+            end else if (pop) begin
+              depth_q <= depth_q - 3'd1;
+            end else if (dec) begin
+              lp_rem_q[top] <= lp_rem_q[top] - 32'd1;
+            end
+          end
+        end
+        S_DRAIN: begin
+          cycles_q <= cycles_q + 32'd1;
+          if (mxu_busy_i) perf_q[PERF_MXU_BUSY] <= perf_q[PERF_MXU_BUSY] + 32'd1;
+          if (bg_idle) state_q <= S_DONE;
+        end
+        default: ;
+      endcase
+    end
+  end
+
+  logic unused;
+  assign unused = ^{back_edge, src};
+
+endmodule
