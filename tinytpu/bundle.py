@@ -161,7 +161,7 @@ def parse(text: str, config: Config | None = None) -> Bundle:
       if cfg is None:
         cfg = _parse_header(s, config)
         continue
-      rec, _, rest = s.partition(" ")
+      rec, rest = (s.split(None, 1) + [""])[:2]
       if rec == "run" and run_line is not None:
         raise ValueError(f"duplicate `run` (first on line {run_line})")
       if run_line is not None:
@@ -177,7 +177,7 @@ def parse(text: str, config: Config | None = None) -> Bundle:
       else:
         if rec == "run":
           run_line = ln
-        body.append((ln, "." + s))
+        body.append((ln, f".{rec} {rest}"))
     except ValueError as e:
       raise BundleError(ln, str(e)) from None
   if cfg is None:
