@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from tinytpu import bundle, isa
+from tinytpu import isa
 from tinytpu.bundle import Bundle, BundleError, Result, diff_results, format_result, parse, parse_result, write
 from tinytpu.config import Config
 
@@ -323,3 +323,12 @@ def test_run_exit_codes_in_process(tmp_path, monkeypatch, capsys):
   assert out.out.startswith("cycles 9\n") and "perf retired: 0 != 1" in out.err
   monkeypatch.setattr(run, "run_golden", lambda b: _result(dumps=[], cycles=1234))
   assert run.main(["--both", str(tmp_path / "b.txt")]) == 0
+
+
+def test_bundle_equality():
+  b = _random_bundle(np.random.default_rng(0), Config())
+  b2 = parse(write(b))
+  assert b == b2
+  b2.vmem[0][1, 1] ^= 1
+  assert b != b2
+  assert b != parse(write(b).replace("run 12345", "run 12346"))

@@ -26,7 +26,7 @@ class BundleError(ValueError):
     super().__init__(f"error line {line}: {why}")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class Bundle:
   config: Config = DEFAULT
   vmem: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)  # tile address -> (N, N) uint32
@@ -35,6 +35,14 @@ class Bundle:
   program: list[int] = dataclasses.field(default_factory=list)           # 64-bit words
   dumps: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # (kind, addr, count)
   max_cycles: int = DEFAULT_RUN
+
+  def __eq__(self, other) -> bool:  # tiles are arrays: compare them lane by lane, record order included
+    if not isinstance(other, Bundle):
+      return NotImplemented
+    same_tiles = lambda x, y: list(x) == list(y) and all(np.array_equal(x[k], y[k]) for k in x)
+    return (self.config, self.sregs, self.program, self.dumps, self.max_cycles) == \
+      (other.config, other.sregs, other.program, other.dumps, other.max_cycles) and \
+      same_tiles(self.vmem, other.vmem) and same_tiles(self.psum, other.psum)
 
 
 @dataclasses.dataclass
