@@ -184,7 +184,6 @@ REJECT = {
   "fp literal in lane index": ("XBCOL v1, v2, 1.0f", 1, "malformed number '1.0f'"),
   "fp32 overflow": ("VFILL v1, 1e39f", 1, "fp32 literal 1e39f overflows fp32"),
   "unknown directive": (".data 1 2", 1, "unknown directive '.data'"),
-  "illegal .word": (".word 0x0", 1, "illegal instruction word 0x0000000000000000: undefined opcode"),
   "tile value count": (".vmem 0 1 2 3", 1, "vmem 0: expected 16 values (N*N, N=4), got 3"),
   "tile value range": (".vmem 0 " + "0 " * 15 + "0x100000000", 1, "value 4294967296 out of range"),
   "tile address": (".psum 64 " + "0 " * 16, 1, "psum address 64 out of range [0, 64)"),
@@ -226,5 +225,9 @@ def test_reject_program_too_long():
 ])
 def test_disassemble_illegal_word(word, frag):
   with pytest.raises(isa.IllegalInstruction) as e:
-    disassemble([0x0200000000000000, word])
+    disassemble_word(word, 4, pc=1)
   assert f"pc 1: illegal word 0x{word:016x}" in str(e.value) and frag in str(e.value)
+  # a program listing shows it as a .word with the reason, and assembles back to the same words
+  text = disassemble([0x0200000000000000, word])
+  assert f".word 0x{word:016x}" in text and frag in text
+  assert assemble(text) == [0x0200000000000000, word]

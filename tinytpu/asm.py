@@ -165,10 +165,7 @@ def assemble_lines(lines: list[tuple[int, str]], config: Config, floats: bool = 
           w = parse_int(toks[0])
           if not 0 <= w < 1 << isa.WORD_BITS:
             raise ValueError(f"instruction word {toks[0]} is not a 64-bit value")
-          try:
-            isa.decode(w, config.N)
-          except isa.IllegalInstruction as e:
-            raise ValueError(f"illegal instruction word 0x{w:016x}: {e}") from None
+          # an illegal word is legal bundle content: the core traps with illegal_instruction when it runs
           code.append((ln, w))
         else:
           raise ValueError(f"unknown directive {d!r} (expected .vmem, .psum, .sreg, .dump, .run or .word)")
@@ -228,7 +225,11 @@ def disassemble(words: list[int], N: int = 4) -> str:
   loop targets stay pc-relative numbers, with the absolute target in a comment."""
   out = []
   for pc, w in enumerate(words):
-    ins, vals = _decode(w, N, pc)
+    try:
+      ins, vals = isa.decode(w, N)
+    except isa.IllegalInstruction as e:
+      out.append(f"{'.word 0x%016x' % w:32s}# {pc}: illegal: {e}")
+      continue
     line = disassemble_word(w, N, pc)
     tgt = [pc + vals[o.name] for o in ins.operands if o.kind == "target"]
     out.append(f"{line:32s}# {pc}: -> {tgt[0]}" if tgt else f"{line:32s}# {pc}")

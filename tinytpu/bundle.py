@@ -202,6 +202,14 @@ def _ints(a) -> str:
   return " ".join(map(str, np.asarray(a, dtype=np.uint32).view(np.int32).ravel().tolist()))
 
 
+def _disasm_comment(w: int, N: int, pc: int) -> str:
+  from tinytpu import asm
+  try:
+    return asm.disassemble_word(w, N)
+  except isa.IllegalInstruction as e:
+    return f"pc {pc}: {e}"
+
+
 def write(b: Bundle) -> str:
   """The bundle as text (parse(write(b)) == b). Instructions carry their disassembly as a comment."""
   from tinytpu import asm
@@ -209,7 +217,7 @@ def write(b: Bundle) -> str:
   out += [f"vmem {a} {_ints(t)}" for a, t in b.vmem.items()]
   out += [f"psum {a} {_ints(t)}" for a, t in b.psum.items()]
   out += [f"sreg {r} {np.uint32(v).view(np.int32)}" for r, v in b.sregs.items()]
-  out += [f"inst 0x{w:016x}  # {asm.disassemble_word(w, b.config.N, pc)}" for pc, w in enumerate(b.program)]
+  out += [f"inst 0x{w:016x}  # {_disasm_comment(w, b.config.N, pc)}" for pc, w in enumerate(b.program)]
   out += [f"dump {k} {a} {c}" if k != "sreg" else "dump sreg" for k, a, c in b.dumps]
   out.append(f"run {b.max_cycles}")
   return "\n".join(out) + "\n"
