@@ -416,4 +416,104 @@ package tinytpu_pkg;
     endcase
   endfunction
 
+  // Algorithm constants (tinytpu/golden/transcendental.py).
+  localparam logic [31:0] EXP2_C [7] = '{
+    32'h40000000,
+    32'h2c5c855f,
+    32'hf5feb90,
+    32'h38d0dd4,
+    32'h9e8f8f,
+    32'h146366,
+    32'h38e48
+  };
+  localparam logic [31:0] LOG2_RECIP [32] = '{
+    32'h80000000,
+    32'h7c1f07c2,
+    32'h78787879,
+    32'h75075076,
+    32'h71c71c72,
+    32'h6eb3e454,
+    32'h6bca1af3,
+    32'h6906906a,
+    32'h66666667,
+    32'h63e7063f,
+    32'h61861862,
+    32'h5f417d06,
+    32'h5d1745d2,
+    32'h5b05b05c,
+    32'h590b2165,
+    32'h572620af,
+    32'h55555556,
+    32'h5397829d,
+    32'h51eb851f,
+    32'h50505051,
+    32'h4ec4ec4f,
+    32'h4d4873ed,
+    32'h4bda12f7,
+    32'h4a7904a8,
+    32'h4924924a,
+    32'h47dc11f8,
+    32'h469ee585,
+    32'h456c797e,
+    32'h44444445,
+    32'h4325c53f,
+    32'h42108422,
+    32'h41041042
+  };
+  localparam logic [39:0] LOG2_TAB [32] = '{
+    40'h0,
+    40'hb5d69ba99,
+    40'h1663f6f92a,
+    40'h2118b116a4,
+    40'h2b8034733f,
+    40'h359ebc582b,
+    40'h3f782d7065,
+    40'h49101ea8cb,
+    40'h5269e12d0a,
+    40'h5b88873461,
+    40'h646eea22af,
+    40'h6d1fafdcb4,
+    40'h759d4f7ea2,
+    40'h7dea159f34,
+    40'h8608280345,
+    40'h8df988f1b5,
+    40'h95c01a3719,
+    40'h9d5d9fd3d5,
+    40'ha4d3c25d26,
+    40'hac2411319d,
+    40'hb350047127,
+    40'hba58feb0e8,
+    40'hc1404eab9b,
+    40'hc80730add6,
+    40'hceaecfe62d,
+    40'hd53847a6f4,
+    40'hdba4a47799,
+    40'he1f4e51626,
+    40'he829fb6539,
+    40'hee44cd59ba,
+    40'hf4463595aa,
+    40'hfa2f0458e1
+  };
+  localparam logic [31:0] LOG2_C [4] = '{
+    32'h5c551d81,
+    32'hd1d5890f,
+    32'h1ebe085e,
+    32'hea451a09
+  };
+  localparam logic [31:0] SIN_C [5] = '{
+    32'h6487ed51,
+    32'hd6a88637,
+    32'h519aed7,
+    32'hffb34dc8,
+    32'h296c9
+  };
+  localparam logic [31:0] COS_C [5] = '{
+    32'h40000000,
+    32'hb10b0ce0,
+    32'h103c1df8,
+    32'hfeaa3953,
+    32'hed04f
+  };
+  localparam logic [223:0] TWO_OVER_PI = 224'ha2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163ab;
+
 endpackage
