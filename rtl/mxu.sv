@@ -1,0 +1,251 @@
+// mxu: the matrix unit. An N x N weight-stationary systolic array (mxu_array) of int8 x int8 ->
+// int32 PEs with a shadow weight bank, fed from its own VMEM read port and writing (or
+// accumulating) result rows into PSUM through its own port.
+//
+// Commands (ready/valid, in order, through a CMDQ_DEPTH-entry queue):
+//   MLW  (cmd_mlw_i = 1): cmd_w_i is the weight tile read from VMEM; the low 8 bits of each
+//        lane are kept. It is written into the idle bank once no row in flight uses that bank,
+//        and every later MMUL uses it.
+//   MMUL (cmd_mlw_i = 0): for t < T, r < N: PSUM[paddr+t] row r (= or +=) int8(VMEM[vaddr+t] row r) x W.
+//   A command with T = 0 or a tile outside VMEM/PSUM is dropped and flags err_o (a pulse).
+//
+// Pipeline: queue -> fetch (one VMEM tile read per cycle, 1-cycle read latency) -> 2-entry tile
+// buffer -> emit (one activation row per cycle into the array) -> array (2N-1 cycles) -> PSUM
+// row write. Back-to-back MMULs stream with no bubble; an MLW costs one cycle in the emit stage
+// plus a wait while the shadow bank is still used by rows in flight (stall_o).
+// Latency: a row is written to PSUM 2N-1 cycles after it enters the array (row_o); the first row
+// of an MMUL accepted into an idle MXU enters 3 cycles after acceptance, so its last PSUM write
+// lands at accept + 3 + T*N - 1 + 2N-1, i.e. after T*N + 2N + 2 cycles (fill/drain 2N + 2).
+module mxu
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N          = 4,
+  parameter int unsigned VMEM_TILES = 1024,
+  parameter int unsigned PSUM_TILES = 64,
+  parameter int unsigned CMDQ_DEPTH = 2
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  // command port
+  input  logic                          cmd_valid_i,
+  output logic                          cmd_ready_o,
+  input  logic                          cmd_mlw_i,
+  input  logic [N*N*32-1:0]             cmd_w_i,
+  input  logic [31:0]                   cmd_paddr_i,
+  input  logic [31:0]                   cmd_vaddr_i,
+  input  logic [7:0]                    cmd_t_i,
+  input  logic                          cmd_acc_i,
+  output logic                          err_o,
+  // VMEM read port: data on vmem_rdata_i the cycle after vmem_req_o (addresses are pre-checked)
+  output logic                          vmem_req_o,
+  output logic [31:0]                   vmem_addr_o,
+  input  logic [N*N*32-1:0]             vmem_rdata_i,
+  // PSUM row write port (psum_acc_o: add to the stored row instead of overwriting it)
+  output logic                          psum_we_o,
+  output logic                          psum_acc_o,
+  output logic [31:0]                   psum_addr_o,
+  output logic [$clog2(N)-1:0]          psum_row_o,
+  output logic [N*32-1:0]               psum_wdata_o,
+  // status
+  output logic                          busy_o,
+  output logic                          row_o,    // a row entered the array: N*N MACs
+  output logic                          stall_o   // an MLW waits for the shadow bank to drain
+);
+  localparam int unsigned VA_W = $clog2(VMEM_TILES);
+  localparam int unsigned PA_W = $clog2(PSUM_TILES);
+  localparam int unsigned RW   = $clog2(N);
+  localparam int unsigned LAT  = 2 * N - 1;  // array latency, row in to row out
+  localparam int unsigned QW   = $clog2(CMDQ_DEPTH) + 1;
+  localparam int unsigned QI   = CMDQ_DEPTH > 1 ? $clog2(CMDQ_DEPTH) : 1;
+
+  typedef struct packed {
+    logic              mlw;
+    logic [N*N*8-1:0]  w;
+    logic [PA_W-1:0]   paddr;
+    logic [VA_W-1:0]   vaddr;
+    logic [7:0]        t;
+    logic              acc;
+  } cmd_t;
+
+  typedef struct packed {
+    logic              mlw;
+    logic [N*N*8-1:0]  data;   // MLW: weights; MMUL: the activation tile (int8 lanes)
+    logic [PA_W-1:0]   paddr;  // MMUL: the PSUM tile of this activation tile
+    logic              acc;
+  } tile_t;
+
+  typedef struct packed {
+    logic              valid;
+    logic              bank;
+    logic [PA_W-1:0]   paddr;
+    logic [RW-1:0]     row;
+    logic              acc;
+  } side_t;
+
+  function automatic logic [N*N*8-1:0] low_bytes(logic [N*N*32-1:0] t);
+    for (int i = 0; i < N * N; i++) low_bytes[8*i +: 8] = t[32*i +: 8];
+  endfunction
+
+  // ---------------------------------------------------------------------------------------------
+  // command queue, with the range check on entry
+  cmd_t            q_q [CMDQ_DEPTH];
+  logic [QI-1:0]   q_wr_q, q_rd_q;
+  logic [QW-1:0]   q_cnt_q;
+  logic            q_push, q_pop, cmd_bad, err_q;
+  logic [32:0]     p_end, v_end;
+
+  assign cmd_ready_o = q_cnt_q < QW'(CMDQ_DEPTH);
+  assign p_end   = {1'b0, cmd_paddr_i} + 33'(cmd_t_i);
+  assign v_end   = {1'b0, cmd_vaddr_i} + 33'(cmd_t_i);
+  assign cmd_bad = !cmd_mlw_i && (cmd_t_i == 8'd0 || p_end > 33'(PSUM_TILES) || v_end > 33'(VMEM_TILES));
+  assign q_push  = cmd_valid_i && cmd_ready_o && !cmd_bad;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      q_wr_q  <= '0;
+      q_rd_q  <= '0;
+      q_cnt_q <= '0;
+      err_q   <= 1'b0;
+      for (int i = 0; i < int'(CMDQ_DEPTH); i++) q_q[i] <= '0;
+    end else begin
+      err_q <= cmd_valid_i && cmd_ready_o && cmd_bad;
+      if (q_push) begin
+        q_q[q_wr_q] <= '{mlw: cmd_mlw_i, w: low_bytes(cmd_w_i), paddr: cmd_paddr_i[PA_W-1:0],
+                         vaddr: cmd_vaddr_i[VA_W-1:0], t: cmd_t_i, acc: cmd_acc_i};
+        q_wr_q <= q_wr_q == QI'(CMDQ_DEPTH - 1) ? '0 : q_wr_q + 1'b1;
+      end
+      if (q_pop) q_rd_q <= q_rd_q == QI'(CMDQ_DEPTH - 1) ? '0 : q_rd_q + 1'b1;
+      q_cnt_q <= q_cnt_q + QW'(q_push) - QW'(q_pop);
+    end
+  end
+  assign err_o = err_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // fetch: walk the head command; MMUL reads its T tiles, MLW forwards its weights
+  cmd_t          head;
+  logic          head_v;
+  logic [7:0]    ft_q;            // next tile of the head MMUL
+  logic          rd_pend_q;       // a VMEM read was issued last cycle: its data is here now
+  logic [PA_W-1:0] rd_paddr_q;
+  logic          rd_acc_q;
+  logic [1:0]    tb_cnt_q;        // tile buffer occupancy (0..2)
+  logic          issue, mlw_fwd, tb_push, tb_pop;
+  tile_t         tb_in;
+
+  assign head   = q_q[q_rd_q];
+  assign head_v = q_cnt_q != '0;
+  assign issue   = head_v && !head.mlw && (2'(tb_cnt_q) + 2'(rd_pend_q)) < 2'd2;
+  assign mlw_fwd = head_v && head.mlw && !rd_pend_q && tb_cnt_q < 2'd2;
+  assign q_pop   = mlw_fwd || (issue && ft_q == head.t - 8'd1);
+
+  assign vmem_req_o  = issue;
+  assign vmem_addr_o = 32'(head.vaddr + VA_W'(ft_q));
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ft_q       <= '0;
+      rd_pend_q  <= 1'b0;
+      rd_paddr_q <= '0;
+      rd_acc_q   <= 1'b0;
+    end else begin
+      rd_pend_q <= issue;
+      if (issue) begin
+        rd_paddr_q <= head.paddr + PA_W'(ft_q);
+        rd_acc_q   <= head.acc;
+        ft_q       <= q_pop ? 8'd0 : ft_q + 8'd1;
+      end
+    end
+  end
+
+  assign tb_push = rd_pend_q || mlw_fwd;
+  always_comb begin
+    tb_in = '{mlw: 1'b0, data: low_bytes(vmem_rdata_i), paddr: rd_paddr_q, acc: rd_acc_q};
+    if (!rd_pend_q) tb_in = '{mlw: 1'b1, data: head.w, paddr: '0, acc: 1'b0};
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // tile buffer: two entries, so the next tile is read while the current one is streamed
+  tile_t tb_q [2];
+  logic  tb_wr_q, tb_rd_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tb_q[0]  <= '0;
+      tb_q[1]  <= '0;
+      tb_wr_q  <= 1'b0;
+      tb_rd_q  <= 1'b0;
+      tb_cnt_q <= '0;
+    end else begin
+      if (tb_push) begin
+        tb_q[tb_wr_q] <= tb_in;
+        tb_wr_q <= !tb_wr_q;
+      end
+      if (tb_pop) tb_rd_q <= !tb_rd_q;
+      tb_cnt_q <= tb_cnt_q + 2'(tb_push) - 2'(tb_pop);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // emit: one activation row per cycle, or apply an MLW to the idle bank
+  tile_t         cur;
+  logic          cur_v, wbank_q, other_busy, row_in, w_we;
+  logic [RW-1:0] er_q;
+  side_t         side_q [LAT];
+
+  assign cur   = tb_q[tb_rd_q];
+  assign cur_v = tb_cnt_q != '0;
+
+  logic any_side;
+  always_comb begin
+    other_busy = 1'b0;
+    any_side   = 1'b0;
+    for (int s = 0; s < int'(LAT); s++) begin
+      other_busy |= side_q[s].valid && side_q[s].bank != wbank_q;
+      any_side   |= side_q[s].valid;
+    end
+  end
+
+  assign row_in  = cur_v && !cur.mlw;
+  assign w_we    = cur_v && cur.mlw && !other_busy;
+  assign stall_o = cur_v && cur.mlw && other_busy;
+  assign tb_pop  = w_we || (row_in && er_q == RW'(N - 1));
+  assign row_o   = row_in;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      er_q    <= '0;
+      wbank_q <= 1'b0;
+    end else begin
+      if (row_in) er_q <= er_q + 1'b1;  // wraps to 0 after row N-1 (N is a power of two)
+      if (w_we) wbank_q <= !wbank_q;
+    end
+  end
+
+  // row/PSUM sideband, aligned with the array latency
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int s = 0; s < int'(LAT); s++) side_q[s] <= '0;
+    end else begin
+      side_q[0] <= '{valid: row_in, bank: wbank_q, paddr: cur.paddr, row: er_q, acc: cur.acc};
+      for (int s = 1; s < int'(LAT); s++) side_q[s] <= side_q[s-1];
+    end
+  end
+
+  mxu_array #(.N(N)) u_array (
+    .clk_i,
+    .rst_ni,
+    .w_we_i   (w_we),
+    .w_bank_i (!wbank_q),
+    .w_i      (cur.data),
+    .a_i      (cur.data[N*8*er_q +: N*8]),
+    .bank_i   (wbank_q),
+    .sum_o    (psum_wdata_o)
+  );
+
+  assign psum_we_o   = side_q[LAT-1].valid;
+  assign psum_acc_o  = side_q[LAT-1].acc;
+  assign psum_addr_o = 32'(side_q[LAT-1].paddr);
+  assign psum_row_o  = side_q[LAT-1].row;
+
+  assign busy_o = q_cnt_q != '0 || rd_pend_q || tb_cnt_q != '0 || any_side;
+endmodule

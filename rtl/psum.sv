@@ -1,0 +1,88 @@
+// psum: the MXU accumulator memory, TILES tiles of N x N int32 lanes (lane [r][c] at bits
+// (r*N+c)*32 +: 32), with three ports: core read (tile), core write (tile) and the MXU's row
+// write, which either overwrites row r of a tile or adds to it (read-modify-write in the same
+// cycle, int32 wrap).
+// Core reads are synchronous (data and err the cycle after the request) and see the memory
+// before that cycle's writes. If the core and the MXU write the same tile in one cycle (the core
+// interlocks so it does not), the core's tile is written first and the MXU row on top of it.
+// Every port checks its 32-bit tile address: an access outside [0, TILES) does not write, reads
+// as zero and raises that port's err the next cycle. After reset a clear sweep zeroes one tile
+// per cycle (TILES cycles); init_done_o rises when it ends; an access before that gets err.
+// Latency: 1 cycle on every port; one tile (core) or one row (MXU) per cycle.
+module psum
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N     = 4,
+  parameter int unsigned TILES = 64
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  output logic                 init_done_o,
+  // core read
+  input  logic                 rd_req_i,
+  input  logic [31:0]          rd_addr_i,
+  output logic [N*N*32-1:0]    rd_data_o,
+  output logic                 rd_err_o,
+  // core write
+  input  logic                 wr_req_i,
+  input  logic [31:0]          wr_addr_i,
+  input  logic [N*N*32-1:0]    wr_data_i,
+  output logic                 wr_err_o,
+  // MXU row write / accumulate
+  input  logic                 mxu_we_i,
+  input  logic                 mxu_acc_i,
+  input  logic [31:0]          mxu_addr_i,
+  input  logic [$clog2(N)-1:0] mxu_row_i,
+  input  logic [N*32-1:0]      mxu_data_i,
+  output logic                 mxu_err_o
+);
+  localparam int unsigned AW = $clog2(TILES);
+
+  logic [N*N*32-1:0] mem_q [TILES];
+  logic [AW:0]       init_q;
+  logic              ready, rd_ok, wr_ok, mxu_ok;
+  logic [N*32-1:0]   old_row, new_row;
+
+  assign ready  = init_q[AW];
+  assign rd_ok  = ready && rd_addr_i < 32'(TILES);
+  assign wr_ok  = ready && wr_addr_i < 32'(TILES);
+  assign mxu_ok = ready && mxu_addr_i < 32'(TILES);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) init_q <= '0;
+    else if (!ready) init_q <= init_q + 1'b1;
+  end
+
+  // accumulate lane by lane (int32 wrap) into the row as stored before this cycle
+  assign old_row = mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32];
+  always_comb begin
+    for (int n = 0; n < N; n++)
+      new_row[32*n +: 32] = mxu_data_i[32*n +: 32] + (mxu_acc_i ? old_row[32*n +: 32] : 32'd0);
+  end
+
+  // the storage has no reset: the sweep clears it
+  always_ff @(posedge clk_i) begin
+    if (!ready) begin
+      mem_q[init_q[AW-1:0]] <= '0;
+    end else begin
+      if (wr_req_i && wr_ok) mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
+      if (mxu_we_i && mxu_ok) mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32] <= new_row;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_data_o <= '0;
+      rd_err_o  <= 1'b0;
+      wr_err_o  <= 1'b0;
+      mxu_err_o <= 1'b0;
+    end else begin
+      rd_data_o <= rd_req_i && rd_ok ? mem_q[rd_addr_i[AW-1:0]] : '0;
+      rd_err_o  <= rd_req_i && !rd_ok;
+      wr_err_o  <= wr_req_i && !wr_ok;
+      mxu_err_o <= mxu_we_i && !mxu_ok;
+    end
+  end
+
+  assign init_done_o = ready;
+endmodule

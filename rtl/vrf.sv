@@ -1,0 +1,51 @@
+// vrf: the vector register file, 16 registers of one N x N tile of 32-bit lanes each (lane
+// [r][c] at bits (r*N+c)*32 +: 32). Four combinational read ports (a, b, c: the VPU operands;
+// s: store data) and two write ports (0 and 1, e.g. the single-cycle and the multi-cycle
+// result paths). Reads see the registers before this cycle's writes (no internal bypass).
+// Register numbers are 4-bit instruction fields, so they cannot be out of range; the check this
+// file makes is the write conflict: both ports writing one register in a cycle is an error
+// (err_o the next cycle) and port 1 (the younger result) wins. Reset clears every register.
+// Latency: reads 0 cycles, writes visible the next cycle.
+module vrf
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N = 4
+) (
+  input  logic              clk_i,
+  input  logic              rst_ni,
+  input  logic [3:0]        ra_addr_i,
+  output logic [N*N*32-1:0] ra_data_o,
+  input  logic [3:0]        rb_addr_i,
+  output logic [N*N*32-1:0] rb_data_o,
+  input  logic [3:0]        rc_addr_i,
+  output logic [N*N*32-1:0] rc_data_o,
+  input  logic [3:0]        rs_addr_i,
+  output logic [N*N*32-1:0] rs_data_o,
+  input  logic              we0_i,
+  input  logic [3:0]        waddr0_i,
+  input  logic [N*N*32-1:0] wdata0_i,
+  input  logic              we1_i,
+  input  logic [3:0]        waddr1_i,
+  input  logic [N*N*32-1:0] wdata1_i,
+  output logic              err_o
+);
+  localparam int unsigned REGS = 16;
+
+  logic [N*N*32-1:0] reg_q [REGS];
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int i = 0; i < int'(REGS); i++) reg_q[i] <= '0;
+      err_o <= 1'b0;
+    end else begin
+      if (we0_i) reg_q[waddr0_i] <= wdata0_i;
+      if (we1_i) reg_q[waddr1_i] <= wdata1_i;  // after port 0: wins a conflict
+      err_o <= we0_i && we1_i && waddr0_i == waddr1_i;
+    end
+  end
+
+  assign ra_data_o = reg_q[ra_addr_i];
+  assign rb_data_o = reg_q[rb_addr_i];
+  assign rc_data_o = reg_q[rc_addr_i];
+  assign rs_data_o = reg_q[rs_addr_i];
+endmodule
