@@ -51,6 +51,8 @@ package tinytpu_pkg;
     OP_VMOV = 8'd36,
     OP_VZERO = 8'd37,
     OP_VFILL = 8'd38,
+    OP_VGATHER = 8'd39,
+    OP_VSCATTER = 8'd40,
     OP_VPU = 8'd48,
     OP_XLU = 8'd64,
     OP_MLW = 8'd80,
@@ -272,6 +274,8 @@ package tinytpu_pkg;
       8'h24: m = 64'hff00ff0000000000;  // VMOV
       8'h25: m = 64'hff00f00000000000;  // VZERO
       8'h26: m = 64'hff00f000ffffffff;  // VFILL
+      8'h27: m = 64'hff00fff0ffffffff;  // VGATHER
+      8'h28: m = 64'hff00ffffffffffff;  // VSCATTER
       8'h30: begin
         unique case (fn)
           8'd0: m = 64'hfffffff000000000;  // VADD

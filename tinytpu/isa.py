@@ -118,6 +118,7 @@ OP = {
   "RDCYCLE": 0x0D, "RDPERF": 0x0E,
   "VSPLAT": 0x10, "VEXTRACT": 0x11,
   "VLD": 0x20, "VST": 0x21, "PLD": 0x22, "PST": 0x23, "VMOV": 0x24, "VZERO": 0x25, "VFILL": 0x26,
+  "VGATHER": 0x27, "VSCATTER": 0x28,
   "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51,
 }
 
@@ -311,6 +312,14 @@ def _build() -> list[Instr]:
   add("VST", OP["VST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "VMEM[sa + imm] = vs", group=g, traps=_MEM_TRAP_V)
   add("PLD", OP["PLD"], None, _ops("vd:vreg:rd, addr:mem:ra+imm"), "vmem", "vd = PSUM[sa + imm]", group=g, traps=_MEM_TRAP_P)
   add("PST", OP["PST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "PSUM[sa + imm] = vs", group=g, traps=_MEM_TRAP_P)
+  elem = ("VMEM element e is lane e mod N*N of tile e div N*N; element addresses are sb + imm + va[l] "
+          "with va[l] a signed int32")
+  add("VGATHER", OP["VGATHER"], None, _ops("vd:vreg:rd, va:vreg:ra, addr:mem:rb+imm"), "vmem",
+      f"vd[l] = VMEM element (sb + imm + va[l]) for every lane l ({elem})", latency=2, group=g,
+      traps="vmem_out_of_range if any lane's element address is outside [0, VMEM_TILES*N*N)")
+  add("VSCATTER", OP["VSCATTER"], None, _ops("vs:vreg:rd, va:vreg:ra, vm:vreg:rc, addr:mem:rb+imm"), "vmem",
+      f"for every lane l with vm[l] != 0, in increasing l (a later lane wins): VMEM element (sb + imm + va[l]) = vs[l] ({elem})",
+      group=g, traps="vmem_out_of_range if any active lane's element address is outside [0, VMEM_TILES*N*N); then no lane is written")
   add("VMOV", OP["VMOV"], None, _ops("vd:vreg:rd, va:vreg:ra"), "vpu", "vd = va", group=g)
   add("VZERO", OP["VZERO"], None, _ops("vd:vreg:rd"), "vpu", "every lane of vd = 0", group=g)
   add("VFILL", OP["VFILL"], None, _ops("vd:vreg:rd, imm:simm:imm"), "vpu", "every lane of vd = imm32 (an int or fp32 bits)", group=g)
