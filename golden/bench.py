@@ -1,7 +1,7 @@
 """Speed of the golden interpreter: `python -m tinytpu.golden.bench` prints `golden_instr_per_s <n>`.
 
 The program is a loop-heavy mix like a compiled kernel: nested hardware loops with scalar address
-arithmetic, VLD/VST, single- and multi-operand VPU ops, XLU moves, a branch and a tiled MMUL."""
+arithmetic, VLD/VST, int and fp VPU ops, XLU moves, a branch and a tiled MMUL."""
 from __future__ import annotations
 
 import time
@@ -29,6 +29,8 @@ PROGRAM = """
             XROTS v8, v7, s2
             XTRANS v9, v8
             VSUM_ROW v10, v9
+            VI2F v12, v10
+            VFMUL v13, v12, v12
             VST v10, [s2 + 16]
             SADDI s2, s2, 1
             SADD s3, s3, s2
@@ -44,6 +46,7 @@ PROGRAM = """
 
 
 def bundle(outer: int = 500, seed: int = 0) -> Bundle:
+  """The benchmark bundle: 4 + 127 * outer instructions."""
   cfg = Config(N=4)
   b = asm.assemble_bundle(PROGRAM.format(outer=outer), cfg)
   rng = np.random.default_rng(seed)

@@ -8,7 +8,14 @@ before it, RDPERF reads that count for `retired` and 0 for every timing counter.
 For speed the program is predecoded once into one closure per pc. A closure gets the retired count,
 performs its instruction and returns None to fall through (where the loop back-edge applies) or the
 next pc when it redirects. HALT and traps raise `_Stop`, so a trapping instruction has no effect. A
-word that does not decode becomes a closure that traps, so it traps only if it executes."""
+word that does not decode becomes a closure that traps, so it traps only if it executes.
+
+Choices where doc/isa.md leaves room (the RTL must make the same ones):
+- a memory address is the signed base register plus the sign-extended offset, computed exactly
+  (no 32-bit wrap) and checked against the memory size;
+- LOOP/LOOPI check the loop-stack rules (4 active, nesting) before looking at the count, so a
+  skipped loop (count <= 0) traps exactly like one that would push;
+- MMUL checks its VMEM source range before its PSUM destination range."""
 from __future__ import annotations
 
 import numpy as np

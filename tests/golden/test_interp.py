@@ -848,3 +848,9 @@ def test_preloads_and_reset_state():
   assert (tile(r, "vmem", 8) == np.arange(16).reshape(4, 4) * 2 + 100).all()
   assert (tile(r, "vmem", 6) == 0).all()
   assert sregs(r)[:6] == [0, 0, 0, 0, 0, (-9) & M32]
+
+
+def test_bench_program_runs():
+  from tinytpu.golden import bench
+  r = ok(interp.run(bench.bundle(outer=3)))
+  assert r.cycles == 4 + 127 * 3
