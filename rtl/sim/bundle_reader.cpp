@@ -1,0 +1,330 @@
+// Bundle v1 reader: a line-for-line port of tinytpu/bundle.py parse() and the directive part of
+// tinytpu/asm.py assemble_lines(), down to the order of the checks and Python's repr() and int
+// formatting in the messages. tests/test_cosim.py feeds the same bad bundles to both.
+#include "bundle_reader.h"
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+
+namespace {
+
+struct Fail { std::string why; };  // a ValueError(why) inside one line
+
+// ---------------------------------------------------------------------------------------------
+// Python string helpers (ASCII subset of str.split/strip/splitlines/repr)
+bool is_ws(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
+
+std::string strip(const std::string &s) {
+  size_t a = 0, b = s.size();
+  while (a < b && is_ws(s[a])) a++;
+  while (b > a && is_ws(s[b - 1])) b--;
+  return s.substr(a, b - a);
+}
+
+std::vector<std::string> split_ws(const std::string &s, int maxsplit = -1) {
+  std::vector<std::string> out;
+  size_t i = 0, n = s.size();
+  while (true) {
+    while (i < n && is_ws(s[i])) i++;
+    if (i >= n) break;
+    if (maxsplit >= 0 && (int)out.size() == maxsplit) {  // the rest, trailing whitespace stripped
+      size_t b = n;
+      while (b > i && is_ws(s[b - 1])) b--;
+      out.push_back(s.substr(i, b - i));
+      break;
+    }
+    size_t j = i;
+    while (j < n && !is_ws(s[j])) j++;
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::vector<std::string> splitlines(const std::string &s) {
+  std::vector<std::string> out;
+  std::string cur;
+  size_t i = 0;
+  bool open = false;
+  for (; i < s.size(); i++) {
+    char c = s[i];
+    if (c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c' || (c >= '\x1c' && c <= '\x1e')) {
+      if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') i++;
+      out.push_back(cur);
+      cur.clear();
+      open = false;
+    } else {
+      cur += c;
+      open = true;
+    }
+  }
+  if (open) out.push_back(cur);
+  return out;
+}
+
+std::string repr(const std::string &s) {
+  char q = (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == (unsigned char)q) { out += '\\'; out += (char)c; }
+    else if (c == '\t') out += "\\t";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) { char b[8]; snprintf(b, sizeof b, "\\x%02x", c); out += b; }
+    else out += (char)c;
+  }
+  return out + q;
+}
+
+std::string lower(std::string s) {
+  for (auto &c : s) if (c >= 'A' && c <= 'Z') c = c - 'A' + 'a';
+  return s;
+}
+
+std::string cut_comment(const std::string &s, const char *chars) {
+  size_t p = s.find_first_of(chars);
+  return p == std::string::npos ? s : s.substr(0, p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// integers: Python ints are unbounded, so keep the exact decimal text for messages and a 128-bit
+// value (with a flag when it does not fit) for range checks
+struct Num {
+  __int128 v = 0;
+  bool big = false;    // |value| >= 2^120: outside every range
+  std::string dec;     // Python's str(int)
+  bool lt(long long x) const { return big ? v < 0 : v < (__int128)x; }
+  bool gt(long long x) const { return big ? v > 0 : v > (__int128)x; }
+  bool in(long long lo, long long hi) const { return !lt(lo) && !gt(hi); }
+};
+
+std::string i128str(__int128 v) {
+  if (v == 0) return "0";
+  bool neg = v < 0;
+  unsigned __int128 m = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+  std::string s;
+  while (m) { s += char('0' + int(m % 10)); m /= 10; }
+  if (neg) s += '-';
+  return std::string(s.rbegin(), s.rend());
+}
+
+// `[+-]?(0x[0-9a-f]+|0b[01]+|[0-9]+)` (any case); leading-zero decimals are decimal
+Num parse_int(const std::string &tok) {
+  size_t i = 0;
+  bool neg = false;
+  if (i < tok.size() && (tok[i] == '+' || tok[i] == '-')) neg = tok[i++] == '-';
+  int base = 10;
+  std::string body = tok.substr(i);
+  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) base = 16, body = body.substr(2);
+  else if (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'B')) base = 2, body = body.substr(2);
+  bool ok = !body.empty();
+  for (char c : body) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : 99;
+    if (d >= base) ok = false;
+  }
+  if (!ok) throw Fail{"malformed number " + repr(tok)};
+  Num n;
+  std::vector<int> digs;  // decimal, little endian
+  unsigned __int128 m = 0;
+  for (char c : body) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c | 0x20) - 'a' + 10;
+    int carry = d;
+    for (auto &x : digs) { int t = x * base + carry; x = t % 10; carry = t / 10; }
+    while (carry) { digs.push_back(carry % 10); carry /= 10; }
+    if (!n.big) {
+      m = m * base + d;
+      if (m >> 120) n.big = true;
+    }
+  }
+  while (digs.size() > 1 && digs.back() == 0) digs.pop_back();
+  if (digs.empty()) digs.push_back(0);
+  bool zero = digs.size() == 1 && digs[0] == 0;
+  n.dec = (neg && !zero) ? "-" : "";
+  for (auto it = digs.rbegin(); it != digs.rend(); ++it) n.dec += char('0' + *it);
+  n.v = n.big ? (neg ? -1 : 1) : (neg ? -(__int128)m : (__int128)m);
+  return n;
+}
+
+uint32_t check_value(const Num &v, const char *what = "value") {
+  if (!v.in(-(1LL << 31), (1LL << 32) - 1)) throw Fail{std::string(what) + " " + v.dec + " out of range [-2^31, 2^32-1]"};
+  return (uint32_t)(uint64_t)(long long)v.v;
+}
+
+std::vector<Num> values(const std::string &text) {  // re.split(r"[\s,]+", text.strip())
+  std::vector<Num> out;
+  std::string s = strip(text), cur;
+  for (char c : s + " ") {
+    if (is_ws(c) || c == ',') {
+      if (!cur.empty()) out.push_back(parse_int(cur));
+      cur.clear();
+    } else cur += c;
+  }
+  return out;
+}
+
+std::string header_text(const SimConfig &c) {
+  std::string h = "tinytpu-bundle 1 N=" + std::to_string(c.N) + " VMEM_TILES=" + std::to_string(c.VMEM_TILES) +
+                  " PSUM_TILES=" + std::to_string(c.PSUM_TILES);
+  if (c.IMEM_WORDS != 4096) h += " IMEM_WORDS=" + std::to_string(c.IMEM_WORDS);
+  return h;
+}
+
+void parse_header(const std::string &s, const SimConfig &cfg) {
+  auto toks = split_ws(s);
+  if (toks[0] != "tinytpu-bundle") throw Fail{"missing header: expected `" + header_text(cfg) + "`, got " + repr(toks[0])};
+  if (toks.size() < 2 || toks[1] != "1")
+    throw Fail{"unsupported bundle version " + (toks.size() > 1 ? toks[1] : std::string("(none)")) + " (this is version 1)"};
+  std::vector<std::pair<std::string, Num>> got;
+  for (size_t i = 2; i < toks.size(); i++) {
+    const std::string &t = toks[i];
+    size_t eq = t.find('=');
+    std::string k = eq == std::string::npos ? t : t.substr(0, eq);
+    if (eq == std::string::npos || !(k == "N" || k == "VMEM_TILES" || k == "PSUM_TILES" || k == "IMEM_WORDS"))
+      throw Fail{"bad header field " + repr(t) + " (expected N=, VMEM_TILES=, PSUM_TILES=, optional IMEM_WORDS=)"};
+    for (auto &g : got) if (g.first == k) throw Fail{"header field " + k + " given twice"};
+    got.push_back({k, parse_int(t.substr(eq + 1))});
+  }
+  for (const char *k : {"N", "VMEM_TILES", "PSUM_TILES"}) {
+    bool has = false;
+    for (auto &g : got) has |= g.first == k;
+    if (!has) throw Fail{std::string("header is missing ") + k + "="};
+  }
+  for (auto &g : got) {
+    long long model = g.first == "N" ? cfg.N : g.first == "VMEM_TILES" ? cfg.VMEM_TILES : g.first == "PSUM_TILES" ? cfg.PSUM_TILES : cfg.IMEM_WORDS;
+    if (g.second.big || g.second.v != model)
+      throw Fail{"config mismatch: bundle has " + g.first + "=" + g.second.dec + ", the model has " + g.first + "=" + std::to_string(model)};
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// one bundle record, as the assembler's directive `.rec rest`
+struct Assembler {
+  const SimConfig &cfg;
+  Bundle &b;
+  std::map<std::pair<std::string, long long>, int> seen;
+
+  long long space(const std::string &kind) { return kind == "vmem" ? cfg.VMEM_TILES : cfg.PSUM_TILES; }
+
+  void line(int ln, const std::string &raw) {
+    std::string s = strip(cut_comment(raw, "#;"));
+    if (s.empty()) return;
+    auto sp = s.find(' ');
+    std::string d = lower(sp == std::string::npos ? s : s.substr(0, sp));
+    std::string rest = sp == std::string::npos ? "" : s.substr(sp + 1);
+    auto toks = split_ws(rest);
+    int lanes = cfg.N * cfg.N;
+    if (d == ".vmem" || d == ".psum") {
+      std::string kind = d.substr(1);
+      if (toks.empty()) throw Fail{kind + " needs an address and " + std::to_string(lanes) + " values"};
+      Num addr = parse_int(toks[0]);
+      auto vals = values(strip(rest).substr(toks[0].size()));
+      if (!addr.in(0, space(kind) - 1))
+        throw Fail{kind + " address " + addr.dec + " out of range [0, " + std::to_string(space(kind)) + ")"};
+      if ((int)vals.size() != lanes)
+        throw Fail{kind + " " + addr.dec + ": expected " + std::to_string(lanes) + " values (N*N, N=" + std::to_string(cfg.N) + "), got " + std::to_string(vals.size())};
+      Tile t{(int)addr.v, {}};
+      for (auto &v : vals) t.lanes.push_back(check_value(v));
+      auto key = std::make_pair(d, (long long)addr.v);
+      if (seen.count(key)) throw Fail{kind + " " + addr.dec + " already preloaded on line " + std::to_string(seen[key])};
+      seen[key] = ln;
+      (kind == "vmem" ? b.vmem : b.psum).push_back(t);
+    } else if (d == ".sreg") {
+      auto vals = values(rest);
+      if (vals.size() != 2) throw Fail{"sreg takes a register number and a value, got " + std::to_string(vals.size()) + " values"};
+      if (!vals[0].in(0, 15)) throw Fail{"scalar register " + vals[0].dec + " out of range [0, 16)"};
+      uint32_t v = check_value(vals[1]);
+      if (vals[0].v == 0 && v != 0) throw Fail{"s0 is hardwired to 0 and cannot be preloaded"};
+      auto key = std::make_pair(d, (long long)vals[0].v);
+      if (seen.count(key)) throw Fail{"sreg " + vals[0].dec + " already preloaded on line " + std::to_string(seen[key])};
+      seen[key] = ln;
+      b.sregs.push_back({(int)vals[0].v, v});
+    } else if (d == ".dump") {
+      if (toks.empty()) throw Fail{"dump needs vmem, psum or sreg"};
+      std::string kind = lower(toks[0]);
+      std::vector<Num> args;
+      for (size_t i = 1; i < toks.size(); i++) args.push_back(parse_int(toks[i]));
+      if (kind == "sreg") {
+        if (!args.empty()) throw Fail{"`dump sreg` takes no arguments (it dumps all 16 registers)"};
+        b.dumps.push_back({"sreg", 0, 16});
+        return;
+      }
+      if (kind != "vmem" && kind != "psum") throw Fail{"cannot dump " + repr(kind) + " (expected vmem, psum or sreg)"};
+      if (args.size() != 2)
+        throw Fail{"`dump " + kind + "` takes an address and a tile count, got " + std::to_string(args.size()) + " values"};
+      Num &a = args[0], &c = args[1];
+      if (c.lt(1)) throw Fail{"dump " + kind + " count " + c.dec + " must be >= 1"};
+      long long size = space(kind);
+      if (!a.in(0, size - 1) || c.gt(size) || a.v + c.v > size)
+        throw Fail{"dump " + kind + " " + a.dec + ".." + ((a.big || c.big) ? std::string("?") : i128str(a.v + c.v - 1)) +
+                   " out of range [0, " + std::to_string(size) + ")"};
+      b.dumps.push_back({kind, (long long)a.v, (long long)c.v});
+    } else if (d == ".run") {
+      if (toks.size() != 1) throw Fail{"run takes one watchdog limit in cycles, got " + std::to_string(toks.size()) + " values"};
+      Num lim = parse_int(toks[0]);
+      if (!lim.in(1, INT64_MAX)) throw Fail{"run limit " + lim.dec + " out of range [1, 2^63-1]"};
+      b.max_cycles = (long long)lim.v;
+    } else if (d == ".word") {
+      if (toks.size() != 1) throw Fail{"an instruction word is one value, got " + std::to_string(toks.size())};
+      Num w = parse_int(toks[0]);
+      if (w.big || w.v < 0 || (w.v >> 64)) throw Fail{"instruction word " + toks[0] + " is not a 64-bit value"};
+      b.program.push_back((uint64_t)w.v);  // an illegal word is content: the core traps if it runs
+    } else {
+      throw Fail{"unknown directive " + repr(d) + " (expected .vmem, .psum, .sreg, .dump, .run or .word)"};
+    }
+    if ((long long)b.program.size() > cfg.IMEM_WORDS) throw Fail{"program longer than IMEM_WORDS=" + std::to_string(cfg.IMEM_WORDS)};
+  }
+};
+
+}  // namespace
+
+Bundle parse_bundle(const std::string &text, const SimConfig &cfg) {
+  static const std::set<std::string> RECORDS = {"vmem", "psum", "sreg", "inst", "asm", "dump", "run"};
+  auto lines = splitlines(text);
+  bool have_cfg = false;
+  int run_line = 0;
+  std::vector<std::pair<int, std::string>> body;
+  for (size_t i = 0; i < lines.size(); i++) {
+    int ln = (int)i + 1;
+    std::string s = strip(cut_comment(lines[i], "#"));
+    if (s.empty()) continue;
+    try {
+      if (!have_cfg) {
+        parse_header(s, cfg);
+        have_cfg = true;
+        continue;
+      }
+      auto parts = split_ws(s, 1);
+      std::string rec = parts[0], rest = parts.size() > 1 ? parts[1] : "";
+      if (rec == "run" && run_line) throw Fail{"duplicate `run` (first on line " + std::to_string(run_line) + ")"};
+      if (run_line) throw Fail{"record `" + rec + "` after `run` (line " + std::to_string(run_line) + "): `run` must be the last record"};
+      if (!RECORDS.count(rec)) throw Fail{"unknown record " + repr(rec) + " (expected one of vmem, psum, sreg, inst, asm, dump, run)"};
+      if (rec == "asm") {
+        if (!strip(rest).empty() && strip(rest)[0] == '.') throw Fail{"an `asm` record holds an instruction or label, not a directive"};
+        throw Fail{"`asm` records need the Python assembler: run this bundle through tinytpu.cosim"};
+      } else if (rec == "inst") {
+        body.push_back({ln, ".word " + rest});
+      } else {
+        if (rec == "run") run_line = ln;
+        body.push_back({ln, "." + rec + " " + rest});
+      }
+    } catch (Fail &e) {
+      throw BundleError{ln, e.why};
+    }
+  }
+  int after = (int)lines.size() + 1;
+  if (!have_cfg) throw BundleError{after, "missing header `" + header_text(cfg) + "`"};
+  if (!run_line) throw BundleError{after, "missing `run <watchdog cycles>` record"};
+  Bundle b;
+  Assembler as{cfg, b, {}};
+  for (auto &[ln, raw] : body) {
+    try {
+      as.line(ln, raw);
+    } catch (Fail &e) {
+      throw BundleError{ln, e.why};
+    }
+  }
+  return b;
+}

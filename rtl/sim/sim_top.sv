@@ -1,0 +1,182 @@
+// sim_top: the co-simulation top. A TensorCore plus a loader that asks the C++ side (DPI-C, see
+// rtl/sim/tinytpu_sim.cpp) for the records of the current bundle and writes them through the
+// core's load ports (one record per cycle), starts the core, waits for HALT, a trap or the
+// watchdog, then reads back every requested dump through the core's read ports and reports the
+// status, cycles and performance counters. finished_o rises once the report is out; the C++ main
+// then resets the whole top (rst_ni) before the next bundle.
+module sim_top
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N          = 4,
+  parameter int unsigned VMEM_TILES = 1024,
+  parameter int unsigned PSUM_TILES = 64,
+  parameter int unsigned IMEM_WORDS = 4096
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+  output logic finished_o
+);
+  localparam int unsigned L       = N * N;
+  localparam int unsigned IMEM_AW = $clog2(IMEM_WORDS);
+  localparam int unsigned VA_W    = $clog2(VMEM_TILES);
+  localparam int unsigned PA_W    = $clog2(PSUM_TILES);
+  localparam int unsigned RD_WAIT = 4;  // cycles to wait for a dump read (>= the core's read latency)
+
+  // record kinds shared with the C++ side
+  localparam int K_NONE = 0, K_IMEM = 1, K_VMEM = 2, K_PSUM = 3, K_SREG = 4;
+
+  import "DPI-C" function int tt_load_next();                   // kind of the next preload, K_NONE at the end
+  import "DPI-C" function int tt_load_addr();
+  import "DPI-C" function longint unsigned tt_load_word();      // program word or register value
+  import "DPI-C" function int unsigned tt_load_lane(input int lane);
+  import "DPI-C" function longint tt_max_cycles();
+  import "DPI-C" function int tt_dump_next();                   // kind of the next dump tile, K_NONE at the end
+  import "DPI-C" function int tt_dump_addr();
+  import "DPI-C" function void tt_dump_lane(input int lane, input int unsigned value);
+  import "DPI-C" function void tt_report(input int status, input int pc, input int unsigned cycles, input int timeout);
+  import "DPI-C" function void tt_report_perf(input int idx, input int unsigned value);
+
+  typedef enum logic [2:0] {S_INIT, S_LOAD, S_RUN, S_DUMP, S_READ, S_REPORT, S_FIN} state_e;
+
+  state_e             state_q;
+  logic               imem_we_q, vmem_we_q, psum_we_q, sreg_we_q, start_q;
+  logic [31:0]        addr_q;
+  logic [63:0]        word_q;
+  logic [L-1:0][31:0] tile_q;
+  logic [63:0]        wd_q;       // watchdog: cycles since start
+  logic               timeout_q;
+  int                 dkind_q;
+  logic [3:0]         wait_q;
+
+  logic                      core_ready, core_done;
+  trap_e                     status;
+  logic [31:0]               pc, cycles;
+  logic [NUM_PERF-1:0][31:0] perf;
+  logic [L-1:0][31:0]        vmem_rdata, psum_rdata;
+  logic [31:0]               sreg_rdata;
+  logic                      unused_running;
+
+  tensorcore #(
+    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS)
+  ) u_core (
+    .clk_i,
+    .rst_ni,
+    .imem_we_i    (imem_we_q),
+    .imem_addr_i  (IMEM_AW'(addr_q)),
+    .imem_wdata_i (word_q),
+    .vmem_we_i    (vmem_we_q),
+    .vmem_addr_i  (VA_W'(addr_q)),
+    .vmem_wdata_i (tile_q),
+    .vmem_rdata_o (vmem_rdata),
+    .psum_we_i    (psum_we_q),
+    .psum_addr_i  (PA_W'(addr_q)),
+    .psum_wdata_i (tile_q),
+    .psum_rdata_o (psum_rdata),
+    .sreg_we_i    (sreg_we_q),
+    .sreg_addr_i  (addr_q[3:0]),
+    .sreg_wdata_i (word_q[31:0]),
+    .sreg_rdata_o (sreg_rdata),
+    .start_i      (start_q),
+    .ready_o      (core_ready),
+    .running_o    (unused_running),
+    .done_o       (core_done),
+    .status_o     (status),
+    .pc_o         (pc),
+    .cycles_o     (cycles),
+    .perf_o       (perf)
+  );
+
+  assign finished_o = state_q == S_FIN;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q   <= S_INIT;
+      imem_we_q <= 1'b0;
+      vmem_we_q <= 1'b0;
+      psum_we_q <= 1'b0;
+      sreg_we_q <= 1'b0;
+      start_q   <= 1'b0;
+      addr_q    <= '0;
+      word_q    <= '0;
+      tile_q    <= '0;
+      wd_q      <= '0;
+      timeout_q <= 1'b0;
+      dkind_q   <= K_NONE;
+      wait_q    <= '0;
+    end else begin
+      imem_we_q <= 1'b0;
+      vmem_we_q <= 1'b0;
+      psum_we_q <= 1'b0;
+      sreg_we_q <= 1'b0;
+      start_q   <= 1'b0;
+      unique case (state_q)
+        S_INIT: if (core_ready) state_q <= S_LOAD;  // the core's clearing sweep is over
+        S_LOAD: begin
+          int k;
+          k = tt_load_next();
+          addr_q <= 32'(tt_load_addr());
+          word_q <= tt_load_word();
+          if (k == K_VMEM || k == K_PSUM) begin
+            for (int i = 0; i < L; i++) tile_q[i] <= tt_load_lane(i);
+          end
+          imem_we_q <= k == K_IMEM;
+          vmem_we_q <= k == K_VMEM;
+          psum_we_q <= k == K_PSUM;
+          sreg_we_q <= k == K_SREG;
+          if (k == K_NONE) begin
+            start_q <= 1'b1;
+            wd_q    <= '0;
+            state_q <= S_RUN;
+          end
+        end
+        S_RUN: begin
+          wd_q <= wd_q + 64'd1;
+          if (!start_q && core_done) begin
+            state_q <= S_DUMP;
+          end else if (!start_q && $signed(wd_q) >= tt_max_cycles()) begin
+            timeout_q <= 1'b1;
+            state_q   <= S_DUMP;
+          end
+        end
+        S_DUMP: begin
+          int k;
+          k = tt_dump_next();
+          dkind_q <= k;
+          addr_q  <= 32'(tt_dump_addr());
+          wait_q  <= 4'(RD_WAIT);
+          state_q <= k == K_NONE ? S_REPORT : S_READ;
+        end
+        S_READ: begin
+          if (wait_q != 0) begin
+            wait_q <= wait_q - 4'd1;
+          end else begin
+            for (int i = 0; i < L; i++) begin
+              if (dkind_q == K_VMEM) tt_dump_lane(i, vmem_rdata[i]);
+              else if (dkind_q == K_PSUM) tt_dump_lane(i, psum_rdata[i]);
+            end
+            if (dkind_q == K_SREG) begin
+              tt_dump_lane(int'(addr_q), sreg_rdata);
+              if (addr_q == 32'd15) state_q <= S_DUMP;
+              else begin
+                addr_q <= addr_q + 32'd1;
+                wait_q <= 4'd1;
+              end
+            end else begin
+              state_q <= S_DUMP;
+            end
+          end
+        end
+        S_REPORT: begin
+          for (int i = 0; i < NUM_PERF; i++) tt_report_perf(i, perf[i]);
+          tt_report(int'(status), int'(pc), cycles, int'(timeout_q));
+          state_q <= S_FIN;
+        end
+        default: ;
+      endcase
+    end
+  end
+
+  logic unused;
+  assign unused = unused_running;
+
+endmodule
