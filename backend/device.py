@@ -1,0 +1,149 @@
+"""The tinygrad `TINYTPU` device: renderer, compiler, allocator and program.
+
+Buffers live on the host; every kernel launch writes one bundle (the kernel's buffers preloaded into
+VMEM, its program, dumps of the buffers it writes) and runs it on the runner chosen by
+`TINYTPU_SIM` (`rtl` default, `golden`, `both`), then copies the dumped tiles back."""
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import types
+
+import numpy as np
+from tinygrad.device import Allocator, Compiled, Compiler, Program
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import getenv
+from tinygrad.renderer import Renderer
+
+from tinytpu import asm
+from tinytpu.backend import lower, runner
+from tinytpu.bundle import Bundle
+from tinytpu.config import Config
+
+CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
+# The backend's configuration: the default core with a scratchpad large enough for real tensors.
+BACKEND_CONFIG = Config(VMEM_TILES=1 << 16)
+
+
+class TinyTPURenderer(Renderer):
+  device = "TINYTPU"
+  has_local = False
+  has_shared = False
+  supports_float4 = False
+  global_max = None
+  local_max = None
+  code_for_op = {op: None for op in lower.NATIVE_OPS}
+
+  def __init__(self, target=None):
+    if target is not None:
+      super().__init__(target)
+    self.cfg = BACKEND_CONFIG
+
+  def render(self, uops) -> str:
+    k = lower.Lowering(list(uops), self.cfg).lower()
+    return pickle.dumps(k).hex()
+
+  def supported_dtypes(self):
+    return set(lower.SUPPORTED_DTYPES)
+
+
+class TinyTPUCompiler(Compiler):
+  def compile(self, src: str) -> bytes:
+    k: lower.Kernel = pickle.loads(bytes.fromhex(src))
+    words = asm.assemble(k.asm, BACKEND_CONFIG.N)
+    return pickle.dumps((k, words))
+
+
+TinyTPURenderer.compiler = TinyTPUCompiler()
+
+
+def to_lanes(mv: memoryview, dt, n: int) -> np.ndarray:
+  """A host buffer as 32-bit lanes (narrow ints sign/zero-extended, bools as 0/1)."""
+  a = np.frombuffer(mv, dtype=_np(dt), count=n)
+  return a.view(np.uint32) if a.dtype.itemsize == 4 else a.astype(np.int32).view(np.uint32)
+
+
+def _np(dt) -> np.dtype:
+  return {dtypes.int32: np.int32, dtypes.uint32: np.uint32, dtypes.float32: np.float32, dtypes.bool: np.bool_,
+          dtypes.int8: np.int8, dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16}[dt]
+
+
+def from_lanes(lanes: np.ndarray, dt) -> np.ndarray:
+  if dt == dtypes.float32:
+    return lanes.view(np.float32)
+  if dt == dtypes.bool:
+    return lanes != 0
+  return lanes.view(np.int32).astype(_np(dt))  # narrow ints wrap
+
+
+class TinyTPUProgram(Program):
+  def __init__(self, dev: "TinyTPUDevice", obj):
+    self.dev, self.name = dev, obj.name
+    self.kernel, self.words = pickle.loads(obj.lib)
+
+  def __call__(self, *bufs, vals=(), wait=False, **kw):
+    k, cfg = self.kernel, BACKEND_CONFIG
+    L = cfg.lanes
+    if k.vmem_tiles > cfg.VMEM_TILES:
+      raise RuntimeError(f"TINYTPU: kernel {self.name} needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
+    b = Bundle(config=cfg, program=list(self.words), max_cycles=int(getenv("TINYTPU_WATCHDOG", 200_000_000)))
+    for info, mv in zip(k.bufs, bufs):
+      lanes = to_lanes(mv, info.dtype, info.size)
+      pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)
+      pad[:info.size] = lanes
+      for t, tile in enumerate(pad.reshape(-1, cfg.N, cfg.N)):
+        b.vmem[info.base // L + t] = tile
+    for t, vals_ in k.const_tiles.items():
+      b.vmem[t] = np.array(vals_, dtype=np.uint32).reshape(cfg.N, cfg.N)
+    for (_, reg), v in zip(k.var_regs, vals):
+      b.sregs[reg] = int(v) & 0xFFFFFFFF
+    by_slot = {info.slot: info for info in k.bufs}
+    for slot in k.written:
+      info = by_slot[slot]
+      b.dumps.append(("vmem", info.base // L, -(-info.size // L)))
+    res = runner.run(b, self.name)
+    out = {addr: tile for kind, addr, tile in res.dumps if kind == "vmem"}
+    for info, mv in zip(k.bufs, bufs):
+      if info.slot not in k.written:
+        continue
+      lanes = np.concatenate([out[info.base // L + t].ravel() for t in range(-(-info.size // L))])[:info.size]
+      host = np.frombuffer(mv, dtype=_np(info.dtype), count=info.size)
+      host[:] = from_lanes(lanes, info.dtype)
+    return res.cycles / CLOCK_HZ if wait else None
+
+
+class TinyTPUAllocator(Allocator):
+  def _alloc(self, size, options):
+    return memoryview(bytearray(size))
+
+  def _copyin(self, dest, src: memoryview):
+    dest[:] = src
+
+  def _copyout(self, dest: memoryview, src):
+    dest[:] = src
+
+  def _as_buffer(self, src):
+    return src
+
+  def _offset(self, buf, size: int, offset: int):
+    return buf[offset:offset + size]
+
+
+class TinyTPUDevice(Compiled):
+  def __init__(self, device: str):
+    super().__init__(device, TinyTPUAllocator(self), [TinyTPURenderer], TinyTPUProgram)
+
+
+def register():
+  """Make `TINYTPU` a tinygrad device (and the default when no other device is usable)."""
+  name = "tinygrad.runtime.ops_tinytpu"
+  if name not in sys.modules:
+    mod = types.ModuleType(name)
+    mod.TinyTPUDevice = TinyTPUDevice
+    sys.modules[name] = mod
+  import tinygrad.device as tdev
+  if "TINYTPU" not in tdev.ALL_DEVICES:
+    tdev.ALL_DEVICES.append("TINYTPU")
+  if "TINYTPU" not in tdev.Device._devices:
+    tdev.Device._devices.append("TINYTPU")

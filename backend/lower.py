@@ -1,0 +1,633 @@
+"""Lowering of tinygrad's linearised UOps to TinyTPU assembly (TASM).
+
+Execution model, SIMT over lanes: the kernel's output (global) ranges are flattened into one index
+`g` spread over the N*N lanes of a tile, and an SXU loop walks the tiles of `g`. Every lane runs the
+kernel body for its own `g`: reduce ranges become SXU loops with a scalar loop variable, each ALU
+UOp becomes one VPU instruction over the whole tile, loads and stores become `VLD`/`VST` when the
+address is `g` plus a tile-aligned uniform offset and element gathers/scatters otherwise. Lanes
+past the end of `g` are clamped to the last element, so they recompute and rewrite exactly what
+that element's lane writes. Values live in virtual tiles that a linear-scan allocator maps onto
+the 16 vector registers, spilling to VMEM scratch tiles when needed.
+
+Memory layout of one kernel (all in VMEM tiles): the buffers in slot order, each tile-aligned, then
+a constant pool (the lane-index tile), then the spill area."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import struct
+from typing import Any
+
+from tinygrad.dtype import AddrSpace, DType, dtypes
+from tinygrad.uop.ops import AxisType, Ops, UOp
+
+from tinytpu.config import Config
+
+# ---------------------------------------------------------------------------------------------
+# values
+
+
+@dataclasses.dataclass(frozen=True)
+class Const:
+  val: Any
+  dtype: DType
+
+
+@dataclasses.dataclass(frozen=True)
+class SReg:
+  reg: int
+
+
+class VT:
+  """A virtual tile register."""
+  _n = 0
+
+  def __init__(self, name: str = ""):
+    VT._n += 1
+    self.id, self.name = VT._n, name
+
+  def __repr__(self):
+    return f"%{self.id}{self.name}"
+
+
+@dataclasses.dataclass
+class Buf:
+  slot: int
+  dtype: DType
+  size: int
+  base: int  # first element address in VMEM (a multiple of N*N)
+
+
+@dataclasses.dataclass(frozen=True)
+class Addr:
+  buf: Any   # Buf, or a tuple of VTs for a register array
+  idx: UOp
+  gate: UOp | None
+
+
+@dataclasses.dataclass
+class Kernel:
+  """What the runtime needs besides the program: buffer layout and the scalar arguments."""
+  asm: str
+  bufs: list[Buf]
+  written: list[int]            # slots the kernel stores to
+  var_regs: list[tuple[str, int]]  # (variable name, scalar register) preloaded from `vals`
+  vmem_tiles: int               # tiles used, constant pool and spill area included
+  const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
+
+
+def _bits(v, dt: DType) -> int:
+  """The 32-bit lane pattern of a constant of dtype dt."""
+  if dtypes.is_float(dt):
+    return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+  if dt == dtypes.bool:
+    return int(bool(v))
+  return int(v) & 0xFFFFFFFF
+
+
+def _narrow(dt: DType) -> str | None:
+  """The instruction that wraps an int32 lane result to a narrow integer dtype."""
+  return {dtypes.int8: "VSEXT8", dtypes.uint8: "VZEXT8", dtypes.int16: "VSEXT16", dtypes.uint16: "VZEXT16",
+          dtypes.bool: None}.get(dt)
+
+
+SUPPORTED_DTYPES = (dtypes.int32, dtypes.uint32, dtypes.float32, dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)
+
+
+def unsupported(u: UOp, why: str) -> NotImplementedError:
+  return NotImplementedError(f"TINYTPU cannot lower {u.op} ({u.dtype}): {why}")
+
+
+# ALU op -> instruction, by operand class: (int, uint, float). None: not an instruction of that class.
+_ALU: dict[Ops, tuple[str | None, str | None, str | None]] = {
+  Ops.ADD: ("VADD", "VADD", "VFADD"), Ops.SUB: ("VSUB", "VSUB", "VFSUB"), Ops.MUL: ("VMUL", "VMUL", "VFMUL"),
+  Ops.CDIV: ("VCDIV", None, None), Ops.CMOD: ("VCMOD", None, None), Ops.FDIV: (None, None, "VFDIV"),
+  Ops.MAX: ("VMAX", "VMAXU", "VFMAX"), Ops.CMPLT: ("VCMPLT", "VCMPLTU", "VFCMPLT"),
+  Ops.CMPNE: ("VCMPNE", "VCMPNE", "VFCMPNE"), Ops.CMPEQ: ("VCMPEQ", "VCMPEQ", "VFCMPEQ"),
+  Ops.AND: ("VAND", "VAND", None), Ops.OR: ("VOR", "VOR", None), Ops.XOR: ("VXOR", "VXOR", None),
+  Ops.SHL: ("VSHL", "VSHL", None), Ops.SHR: ("VSRA", "VSHR", None),
+  Ops.NEG: ("VNEG", "VNEG", "VFNEG"), Ops.RECIPROCAL: (None, None, "VFRECIP"), Ops.SQRT: (None, None, "VFSQRT"),
+  Ops.EXP2: (None, None, "VFEXP2"), Ops.LOG2: (None, None, "VFLOG2"), Ops.SIN: (None, None, "VFSIN"),
+  Ops.TRUNC: (None, None, "VFTRUNC"), Ops.MULACC: ("VMAC", "VMAC", "VFMAC"),
+}
+# ops whose int result must be re-wrapped for narrow dtypes
+_WRAPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.SHL, Ops.NEG, Ops.MULACC, Ops.CDIV, Ops.CMOD}
+# scalar (SXU) versions of int ops on uniform values
+_SALU = {Ops.ADD: "SADD", Ops.SUB: "SSUB", Ops.MUL: "SMUL", Ops.AND: "SAND", Ops.OR: "SOR", Ops.XOR: "SXOR", Ops.SHL: "SSHL"}
+# supported ops for tinygrad's decompositions (the renderer's code_for_op keys)
+NATIVE_OPS = tuple(_ALU) + (Ops.WHERE,)
+
+
+def _cint(u: UOp) -> int | None:
+  """The value of an int constant (possibly behind a CAST), else None."""
+  while u.op is Ops.CAST:
+    u = u.src[0]
+  return int(u.arg) if u.op is Ops.CONST else None
+
+
+def _fold_int(v, dt: DType) -> int:
+  """C conversion of a constant to an int dtype (wrapping)."""
+  v = int(v) & ((1 << (8 * dt.itemsize)) - 1)
+  return v - (1 << (8 * dt.itemsize)) if dtypes.is_int(dt) and not dtypes.is_unsigned(dt) and v >> (8 * dt.itemsize - 1) else v
+
+
+def _cls(dt: DType) -> int:
+  dt = dt
+  if dtypes.is_float(dt):
+    return 2
+  return 1 if dt in (dtypes.uint32, dtypes.uint8, dtypes.uint16, dtypes.bool) else 0
+
+
+def _fold(op: Ops, dt: DType, vals: list) -> Any:
+  from tinygrad.uop.ops import exec_alu
+  return exec_alu(op, dt, vals)
+
+
+# ---------------------------------------------------------------------------------------------
+class Lowering:
+  def __init__(self, uops: list[UOp], cfg: Config):
+    self.uops, self.cfg, self.L = uops, cfg, cfg.N * cfg.N
+    self.code: list[tuple] = []    # ("ins", mnemonic, operands...) | ("label", name)
+    self.vals: dict[UOp, Any] = {}
+    self.labels = 0
+    self.free_sregs = list(range(15, 0, -1))
+    self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
+    self.const_vt: dict[int, VT] = {}
+
+  # --- emission helpers
+  def ins(self, mn: str, *ops):
+    self.code.append(("ins", mn, *ops))
+
+  def label(self) -> str:
+    self.labels += 1
+    return f"L{self.labels}"
+
+  def sreg(self, why: str) -> int:
+    if not self.free_sregs:
+      raise NotImplementedError(f"TINYTPU: out of scalar registers ({why}); the kernel has too many loops or variables")
+    return self.free_sregs.pop()
+
+  def tile(self, v: Any, dt: DType) -> VT:
+    """Any value as a tile register."""
+    if isinstance(v, VT):
+      return v
+    if isinstance(v, SReg):
+      t = VT("splat")
+      self.ins("VSPLAT", t, f"s{v.reg}")
+      return t
+    if isinstance(v, Const):
+      t = VT("c")
+      self.ins("VFILL", t, _bits(v.val, v.dtype))
+      return t
+    raise TypeError(v)
+
+  def scalar(self, v: Any) -> int:
+    """A uniform int value in a scalar register (s0 for 0)."""
+    if isinstance(v, SReg):
+      return v.reg
+    assert isinstance(v, Const)
+    if v.val == 0:
+      return 0
+    r = self.sreg("constant")
+    self.ins("LI", f"s{r}", _bits(v.val, v.dtype) if not v.dtype in (dtypes.int32, dtypes.int) else int(v.val))
+    return r
+
+  # --- analysis
+  def analyse(self):
+    u0 = self.uops
+    self.lane_ranges: list[UOp] = []
+    for u in u0:
+      if u.op is Ops.RANGE and u.arg[-1] not in (AxisType.REDUCE, AxisType.GROUP_REDUCE, AxisType.UNROLL):
+        if self.lane_ranges and self.lane_ranges[-1] not in u.src:
+          raise unsupported(u, "a second, non-nested output loop nest")
+        self.lane_ranges.append(u)
+    self.extents = []
+    for r in self.lane_ranges:
+      if r.src[0].op is not Ops.CONST and not (r.src[0].op is Ops.CAST and r.src[0].src[0].op is Ops.CONST):
+        raise unsupported(r, "a symbolic output range")
+      self.extents.append(int(r.src[0].src[0].arg if r.src[0].op is Ops.CAST else r.src[0].arg))
+    self.G = math.prod(self.extents)
+    self.strides = [math.prod(self.extents[i + 1:]) for i in range(len(self.extents))]
+    self.bufs: dict[UOp, Buf] = {}
+    base = 0
+    for u in u0:
+      if u.op is Ops.PARAM and u.arg.addrspace == AddrSpace.GLOBAL:
+        dt = u.dtype
+        if dt not in SUPPORTED_DTYPES:
+          raise unsupported(u, f"buffer dtype {dt} (lanes are 32 bits: int32, uint32, float32, bool and narrow ints only)")
+        size = _cint(u.src[0])
+        self.bufs[u] = Buf(u.arg.slot, dt, size, base)
+        base += -(-size // self.L) * self.L
+    self.const_base = base  # lane-index tile
+    self.spill_base = base // self.L + 1
+
+  def lin(self, u: UOp):
+    """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None."""
+    if u.op is Ops.CONST:
+      return {}, int(u.arg), []
+    if u.op is Ops.CAST and dtypes.is_int(u.dtype):
+      return self.lin(u.src[0])
+    if u in self.lane_ranges:
+      return {u: 1}, 0, []
+    if u.op in (Ops.ADD, Ops.SUB):
+      a, b = self.lin(u.src[0]), self.lin(u.src[1])
+      if a is None or b is None:
+        return None
+      s = 1 if u.op is Ops.ADD else -1
+      co = dict(a[0])
+      for k, v in b[0].items():
+        co[k] = co.get(k, 0) + s * v
+      return co, a[1] + s * b[1], a[2] + [(s * c, t) for c, t in b[2]]
+    if u.op is Ops.MUL:
+      for x, y in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
+        if y.op is Ops.CONST or (y.op is Ops.CAST and y.src[0].op is Ops.CONST):
+          a, c = self.lin(x), int(y.arg if y.op is Ops.CONST else y.src[0].arg)
+          if a is None:
+            return None
+          return {k: v * c for k, v in a[0].items()}, a[1] * c, [(cc * c, t) for cc, t in a[2]]
+    if self.is_uniform(u):
+      return {}, 0, [(1, u)]
+    return None
+
+  def is_uniform(self, u: UOp) -> bool:
+    """A scalar (SXU) computable int value: constants, reduce loop variables, kernel variables and
+    int ADD/SUB/MUL/... of those."""
+    if u.op is Ops.CONST:
+      return True
+    if u.op is Ops.RANGE:
+      return u not in self.lane_ranges
+    if u.op is Ops.PARAM and u.arg.addrspace == AddrSpace.ALU:
+      return True
+    if u.op is Ops.CAST and dtypes.is_int(u.dtype) and dtypes.is_int(u.src[0].dtype):
+      return self.is_uniform(u.src[0])
+    if u.op in _SALU and dtypes.is_int(u.dtype):
+      return all(self.is_uniform(s) for s in u.src)
+    return False
+
+  # --- lowering
+  def value(self, u: UOp) -> Any:
+    if u not in self.vals:
+      raise unsupported(u, "value used before it is defined")
+    return self.vals[u]
+
+  def lower(self) -> Kernel:
+    self.analyse()
+    L, cfg = self.L, self.cfg
+    tiles_g = -(-self.G // L)
+    self.s_g0 = self.sreg("lane base")
+    self.iota = VT("iota")
+    self.ins("VLD", self.iota, f"[s0 + {self.const_base // L}]")
+    self.ones = VT("ones")
+    self.ins("VFILL", self.ones, 1)
+    self.ins("LI", f"s{self.s_g0}", 0)
+    lane_end = self.label()
+    self.lane_count = tiles_g
+    if tiles_g > 0xFFFF:
+      r = self.sreg("lane loop count")
+      self.ins("LI", f"s{r}", tiles_g)
+      self.ins("LOOP", f"s{r}", lane_end)
+    else:
+      self.ins("LOOPI", tiles_g, lane_end)
+    self.g = VT("g")
+    self.ins("VSPLAT", self.g, f"s{self.s_g0}")
+    self.ins("VADD", self.g, self.g, self.iota)
+    if self.G % L:
+      lim = self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32)
+      self.ins("VMIN", self.g, self.g, lim)
+    self.var_regs: list[tuple[str, int]] = []
+    self.written: set[int] = set()
+    for u in self.uops:
+      self.lower_uop(u)
+    if self.loops:
+      raise unsupported(self.loops[-1][0], "a loop without END")
+    self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", L)
+    self.code.append(("label", lane_end))
+    self.ins("HALT")
+    text, spills = allocate(self.code, self.spill_base)
+    bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
+    return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
+                  {self.const_base // L: list(range(L))})
+
+  def lane_range_tile(self, r: UOp) -> VT:
+    i = self.lane_ranges.index(r)
+    S, E = self.strides[i], self.extents[i]
+    t = VT(f"r{i}")
+    if S == 1 and E == self.G:
+      self.ins("VMOV", t, self.g)
+      return t
+    src = self.g
+    if S > 1:
+      if S & (S - 1) == 0:
+        self.ins("VSHR", t, src, self.tile(Const(S.bit_length() - 1, dtypes.int32), dtypes.int32))
+      else:
+        self.ins("VCDIV", t, src, self.tile(Const(S, dtypes.int32), dtypes.int32))
+      src = t
+    if E * S < self.G:
+      if E & (E - 1) == 0:
+        self.ins("VAND", t, src, self.tile(Const(E - 1, dtypes.int32), dtypes.int32))
+      else:
+        self.ins("VCMOD", t, src, self.tile(Const(E, dtypes.int32), dtypes.int32))
+    elif src is self.g:
+      self.ins("VMOV", t, self.g)
+    return t
+
+  def scalar_expr(self, u: UOp) -> int:
+    """Lower a uniform int expression (not necessarily in the uop list) into a scalar register."""
+    v = self.vals.get(u)
+    if isinstance(v, (SReg, Const)):
+      return self.scalar(v)
+    if u.op is Ops.CONST:
+      return self.scalar(Const(u.arg, dtypes.int32))
+    if u.op is Ops.CAST:
+      return self.scalar_expr(u.src[0])
+    if u.op in _SALU:
+      a, b = self.scalar_expr(u.src[0]), self.scalar_expr(u.src[1])
+      r = self.sreg("address arithmetic")
+      self.ins(_SALU[u.op], f"s{r}", f"s{a}", f"s{b}")
+      return r
+    raise unsupported(u, "uniform address term")
+
+  def address(self, a: Addr) -> tuple[str, Any]:
+    """("tile", "[sX + imm]") for a contiguous aligned access, else ("elem", index tile, element base)."""
+    buf: Buf = a.buf
+    L = self.L
+    form = self.lin(a.idx) if a.gate is None else None
+    if form is not None and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
+        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
+      # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
+      reg = self.sreg("tile address")
+      self.ins("SSRA", f"s{reg}", f"s{self.s_g0}", f"s{self.scalar(Const(L.bit_length() - 1, dtypes.int32))}")
+      for c, t in form[2]:
+        tr = self.scalar_expr(t)
+        k = self.scalar(Const(c // L, dtypes.int32))
+        tmp = self.sreg("address term")
+        self.ins("SMUL", f"s{tmp}", f"s{tr}", f"s{k}")
+        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
+      return "tile", f"[s{reg} + {(buf.base + form[1]) // L}]"
+    idx = self.tile(self.value(a.idx), dtypes.int32)
+    if a.gate is not None:
+      # lanes whose gate is off read element 0 of the buffer instead of an invalid address
+      gate = self.tile(self.value(a.gate), dtypes.bool)
+      safe = VT("addr")
+      self.ins("VSEL", safe, gate, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
+      idx = safe
+    return "elem", idx
+
+  def lower_uop(self, u: UOp):
+    op = u.op
+    if op in (Ops.SINK, Ops.GROUP, Ops.NOOP, Ops.BARRIER):
+      return
+    if op is Ops.CONST:
+      self.vals[u] = Const(u.arg, u.dtype)
+      return
+    if op is Ops.PARAM:
+      if u.arg.addrspace == AddrSpace.GLOBAL:
+        self.vals[u] = self.bufs[u]
+      else:
+        r = self.sreg("kernel variable")
+        self.var_regs.append((u.arg.name if hasattr(u.arg, "name") else str(u.arg), r))
+        self.vals[u] = SReg(r)
+      return
+    if op is Ops.BUFFER and u.arg.addrspace == AddrSpace.REG:
+      self.vals[u] = tuple(VT(f"acc{i}") for i in range(int(u.src[0].arg if u.src[0].op is Ops.CONST else u.src[0].src[0].arg)))
+      return
+    if op is Ops.AFTER:
+      self.vals[u] = self.value(u.src[0])
+      return
+    if op is Ops.INDEX:
+      buf = self.value(u.src[0])
+      gate = u.src[2] if len(u.src) > 2 else None
+      self.vals[u] = Addr(buf, u.src[1], gate)
+      return
+    if op is Ops.RANGE:
+      if u in self.lane_ranges:
+        self.vals[u] = self.lane_range_tile(u)
+        return
+      ext = u.src[0]
+      var = self.sreg("loop variable")
+      end = self.label()
+      self.ins("LI", f"s{var}", 0)
+      if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
+        n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg)
+        if n > 0xFFFF:
+          c = self.sreg("loop count")
+          self.ins("LI", f"s{c}", n)
+          self.ins("LOOP", f"s{c}", end)
+        else:
+          self.ins("LOOPI", n, end)
+      else:
+        self.ins("LOOP", f"s{self.scalar_expr(ext)}", end)
+      self.loops.append((u, end, var))
+      self.vals[u] = SReg(var)
+      return
+    if op is Ops.END:
+      rng = u.src[1]
+      if rng in self.lane_ranges:
+        return
+      if not self.loops or self.loops[-1][0] is not rng:
+        raise unsupported(u, "END of a range that is not the innermost open loop")
+      _, end, var = self.loops.pop()
+      self.ins("SADDI", f"s{var}", f"s{var}", 1)
+      self.code.append(("label", end))
+      return
+    if op is Ops.LOAD:
+      a = self.value(u.src[0])
+      if isinstance(a.buf, tuple):
+        self.vals[u] = a.buf[self.const_index(a.idx)]
+        return
+      if u.dtype not in SUPPORTED_DTYPES:
+        raise unsupported(u, "dtype")
+      kind, where = self.address(a)
+      t = VT("ld")
+      if kind == "tile":
+        self.ins("VLD", t, where)
+      else:
+        self.ins("VGATHER", t, where, f"[s0 + {a.buf.base}]")
+      if a.gate is not None:
+        alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
+        out = VT("gated")
+        self.ins("VSEL", out, self.tile(self.value(a.gate), dtypes.bool), t, alt)
+        t = out
+      self.vals[u] = t
+      return
+    if op is Ops.STORE:
+      a = self.value(u.src[0])
+      val = self.value(u.src[1])
+      if isinstance(a.buf, tuple):
+        dst = a.buf[self.const_index(a.idx)]
+        if isinstance(val, Const):
+          self.ins("VFILL", dst, _bits(val.val, val.dtype))
+        else:
+          self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
+        return
+      self.written.add(a.buf.slot)
+      v = self.tile(val, u.src[1].dtype)
+      kind, where = self.address(a)
+      if kind == "tile":
+        self.ins("VST", v, where)
+      else:
+        mask = self.ones if a.gate is None else self.tile(self.value(a.gate), dtypes.bool)
+        self.ins("VSCATTER", v, where, mask, f"[s0 + {a.buf.base}]")
+      return
+    if op is Ops.CAST or op is Ops.BITCAST:
+      self.vals[u] = self.cast(u)
+      return
+    if op is Ops.WHERE:
+      c, a, b = (self.value(s) for s in u.src)
+      if isinstance(c, Const):
+        self.vals[u] = a if c.val else b
+        return
+      t = VT("sel")
+      self.ins("VSEL", t, self.tile(c, dtypes.bool), self.tile(a, u.dtype), self.tile(b, u.dtype))
+      self.vals[u] = t
+      return
+    if op in _ALU:
+      self.vals[u] = self.alu(u)
+      return
+    raise unsupported(u, "no TinyTPU lowering for this UOp")
+
+  def const_index(self, idx: UOp) -> int:
+    if idx.op is Ops.CONST:
+      return int(idx.arg)
+    if idx.op is Ops.CAST and idx.src[0].op is Ops.CONST:
+      return int(idx.src[0].arg)
+    raise unsupported(idx, "dynamic index into a register array")
+
+  def alu(self, u: UOp) -> Any:
+    srcs = [self.value(s) for s in u.src]
+    dt = u.dtype
+    src_dt = u.src[0].dtype
+    if dt not in SUPPORTED_DTYPES or src_dt not in SUPPORTED_DTYPES:
+      raise unsupported(u, f"dtype {dt if dt not in SUPPORTED_DTYPES else src_dt} has no 32-bit lane form")
+    if all(isinstance(s, Const) for s in srcs):
+      return Const(_fold(u.op, dt, [s.val for s in srcs]), dt)
+    if u.op in _SALU and dtypes.is_int(dt) and dt.itemsize == 4 and all(isinstance(s, (Const, SReg)) for s in srcs):
+      r = self.sreg("uniform arithmetic")
+      self.ins(_SALU[u.op], f"s{r}", *(f"s{self.scalar(s)}" for s in srcs))
+      return SReg(r)
+    mn = _ALU[u.op][_cls(src_dt)]
+    if mn is None:
+      raise unsupported(u, f"no {u.op.name} instruction for {src_dt}")
+    t = VT(u.op.name.lower())
+    self.ins(mn, t, *(self.tile(s, src_dt) for s in srcs))
+    if u.op is Ops.TRUNC and not dtypes.is_float(dt):
+      return srcs[0]
+    if u.op in _WRAPS and (w := _narrow(dt)) is not None:
+      self.ins(w, t, t)
+    return t
+
+  def cast(self, u: UOp) -> Any:
+    src, dt, sdt = self.value(u.src[0]), u.dtype, u.src[0].dtype
+    if isinstance(src, Const) and u.op is Ops.CAST:
+      if dt not in SUPPORTED_DTYPES:
+        raise unsupported(u, f"constant of dtype {dt}")
+      return Const(bool(src.val) if dt == dtypes.bool else float(src.val) if dtypes.is_float(dt) else _fold_int(src.val, dt), dt)
+    if dt not in SUPPORTED_DTYPES or sdt not in SUPPORTED_DTYPES:
+      raise unsupported(u, f"cast {sdt} -> {dt}: only 32-bit lane dtypes (int32, uint32, float32, bool, int8/16, uint8/16)")
+    if isinstance(src, Const):
+      if u.op is Ops.BITCAST:
+        return Const(struct.unpack("<f" if dtypes.is_float(dt) else "<I", struct.pack("<I", _bits(src.val, sdt)))[0], dt)
+      return Const(src.val if not dtypes.is_int(dt) else int(src.val), dt) if dt != dtypes.bool else Const(bool(src.val), dt)
+    if u.op is Ops.BITCAST or dt == sdt:
+      return src
+    if isinstance(src, SReg) and dtypes.is_int(dt) and dtypes.is_int(sdt) and dt.itemsize == 4 and sdt.itemsize == 4:
+      return src
+    x = self.tile(src, sdt)
+    t = VT("cast")
+    if dt == dtypes.bool:
+      self.ins("VFCMPNE" if dtypes.is_float(sdt) else "VCMPNE", t, x, self.tile(Const(0, sdt), sdt))
+    elif dtypes.is_float(dt):
+      self.ins("VU2F" if _cls(sdt) == 1 and sdt != dtypes.bool else "VI2F", t, x)
+    elif dtypes.is_float(sdt):
+      self.ins("VF2I", t, x)
+      if (w := _narrow(dt)) is not None:
+        self.ins(w, t, t)
+    else:
+      w = _narrow(dt)
+      if w is None or (dt.itemsize >= sdt.itemsize and dtypes.is_unsigned(dt) == dtypes.is_unsigned(sdt)) or sdt == dtypes.bool:
+        return x
+      self.ins(w, t, x)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# register allocation: linear scan over the instruction list, loop-aware, spilling to VMEM
+
+
+def _vts(ins: tuple) -> list[VT]:
+  return [o for o in ins[2:] if isinstance(o, VT)]
+
+
+SCRATCH = 3  # physical registers kept for reloading spilled operands
+NPHYS = 16 - SCRATCH
+
+
+def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
+  # loop extents in instruction indices: LOOP/LOOPI at i ... label at j
+  label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
+  loops = [(i, label_at[c[-1]]) for i, c in enumerate(code) if c[0] == "ins" and c[1] in ("LOOP", "LOOPI")]
+  first: dict[VT, int] = {}
+  last: dict[VT, int] = {}
+  for i, c in enumerate(code):
+    if c[0] != "ins":
+      continue
+    for v in _vts(c):
+      first.setdefault(v, i)
+      last[v] = i
+  # a value live into a loop stays live for the whole loop (it is read again next iteration)
+  changed = True
+  while changed:
+    changed = False
+    for s, e in loops:
+      for v in first:
+        if first[v] < s < last[v] <= e or (s < first[v] < e and last[v] > e and False):
+          if last[v] < e:
+            last[v], changed = e, True
+  order = sorted(first, key=lambda v: first[v])
+  phys: dict[VT, int] = {}
+  spill: dict[VT, int] = {}
+  active: list[VT] = []
+  free = list(range(NPHYS))
+  for v in order:
+    start = first[v]
+    for a in list(active):
+      if last[a] < start:
+        active.remove(a)
+        free.append(phys[a])
+    if free:
+      phys[v] = free.pop()
+      active.append(v)
+      continue
+    victim = max(active + [v], key=lambda x: last[x])
+    if victim is v:
+      spill[v] = len(spill)
+    else:
+      phys[v] = phys.pop(victim)
+      spill[victim] = len(spill)
+      active.remove(victim)
+      active.append(v)
+  out = []
+  for c in code:
+    if c[0] == "label":
+      out.append(f"{c[1]}:")
+      continue
+    mn, ops = c[1], list(c[2:])
+    scratch = iter(range(NPHYS, 16))
+    pre, post = [], []
+    dst_first = mn not in ("VST", "VSCATTER") and ops and isinstance(ops[0], VT)
+    mapping: dict[VT, int] = {}
+    for k, o in enumerate(ops):
+      if not isinstance(o, VT):
+        continue
+      if o in phys:
+        continue
+      if o not in mapping:
+        mapping[o] = next(scratch)
+        is_dst_only = k == 0 and dst_first and o not in ops[1:]
+        if not is_dst_only:
+          pre.append(f"VLD v{mapping[o]}, [s0 + {spill_base + spill[o]}]")
+      if k == 0 and dst_first:
+        post.append(f"VST v{mapping[o]}, [s0 + {spill_base + spill[o]}]")
+    text_ops = [f"v{phys[o]}" if isinstance(o, VT) and o in phys else f"v{mapping[o]}" if isinstance(o, VT) else str(o) for o in ops]
+    out += pre + [f"  {mn} {', '.join(text_ops)}".rstrip()] + post
+  return "\n".join(out) + "\n", len(spill)

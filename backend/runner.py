@@ -1,0 +1,65 @@
+"""Running one kernel bundle: on the RTL co-simulation (`TINYTPU_SIM=rtl`, the default), on the
+golden model (`golden`), or on both with every dumped tile compared (`both`).
+
+`TINYTPU_DEBUG=1` prints each kernel's assembly and cycles; `TINYTPU_KEEP=dir` keeps every bundle
+and its output for replay with `python -m tinytpu run`."""
+from __future__ import annotations
+
+import itertools
+import os
+import pathlib
+
+from tinytpu import asm, bundle
+from tinytpu.bundle import Bundle, Result
+
+_seq = itertools.count()
+
+
+class KernelError(RuntimeError):
+  pass
+
+
+def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
+  d = pathlib.Path(os.environ.get("TINYTPU_KEEP") or "build/failed-kernels")
+  d.mkdir(parents=True, exist_ok=True)
+  stem = f"{next(_seq):04d}_{''.join(c if c.isalnum() else '_' for c in name)}"
+  path = d / f"{stem}.bundle"
+  path.write_text(bundle.write(b))
+  for who, r in outputs.items():
+    (d / f"{stem}.{who}.out").write_text(bundle.format_result(r))
+  return path
+
+
+def _rtl(b: Bundle) -> Result:
+  from tinytpu import cosim
+  return cosim.run(b)
+
+
+def _golden(b: Bundle) -> Result:
+  from tinytpu.golden import interp
+  return interp.run(b)
+
+
+def run(b: Bundle, name: str = "kernel") -> Result:
+  mode = os.environ.get("TINYTPU_SIM", "rtl")
+  if mode not in ("rtl", "golden", "both"):
+    raise ValueError(f"TINYTPU_SIM={mode!r}: expected rtl, golden or both")
+  outs: dict[str, Result] = {}
+  if mode in ("golden", "both"):
+    outs["golden"] = _golden(b)
+  if mode in ("rtl", "both"):
+    outs["rtl"] = _rtl(b)
+  res = outs.get("rtl", outs.get("golden"))
+  if os.environ.get("TINYTPU_DEBUG"):
+    print(f"--- TINYTPU kernel {name}: {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
+          f"--- {name}: {res.cycles} cycles, status {res.status}")
+  if os.environ.get("TINYTPU_KEEP"):
+    _keep(b, name, outs)
+  if mode == "both" and (d := bundle.diff_results(outs["golden"], outs["rtl"])):
+    path = _keep(b, name, outs)
+    raise KernelError(f"TINYTPU kernel {name}: RTL and golden model differ ({d[0]}); bundle kept in {path}")
+  if res.status != "ok":
+    path = _keep(b, name, outs)
+    what = f"trap {res.trap}" if res.status == "trap" else res.status
+    raise KernelError(f"TINYTPU kernel {name}: {what} at pc={res.pc}; bundle kept in {path}")
+  return res
