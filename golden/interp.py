@@ -176,19 +176,6 @@ class Machine:
           # a later lane wins: keep the last lane writing each element (numpy's repeated-index assignment is unordered)
           _, last = np.unique(x[::-1], return_index=True)
           flat[x[::-1][last]] = vals[::-1][last]
-    elif mn in ("VGATHER", "VSCATTER"):
-      flat, off, elems = vmem.reshape(-1), o["addr"], VT * self.N * self.N
-      def elem_addr(lanes: np.ndarray) -> np.ndarray:
-        e = lanes.view(np.int32).ravel().astype(np.int64) + (s32(s[b]) + off)
-        if ((e < 0) | (e >= elems)).any(): raise _Stop("vmem_out_of_range")
-        return e
-      if mn == "VGATHER":
-        def f(n): v[d] = flat[elem_addr(v[a])].reshape(v[d].shape)
-      else:
-        def f(n):
-          on = v[c].ravel() != 0
-          e = elem_addr(v[a].ravel()[on])
-          flat[e] = v[d].ravel()[on]  # numpy assigns repeated indices in order: the later lane wins
     elif mn == "VMOV":
       def f(n): v[d] = v[a]
     elif mn == "VZERO":

@@ -854,3 +854,86 @@ def test_bench_program_runs():
   from tinytpu.golden import bench
   r = ok(interp.run(bench.bundle(outer=3)))
   assert r.cycles == 4 + 127 * 3
+
+
+# ---------------------------------------------------------------------------------------------
+# element gather / scatter: VMEM element e is lane e mod N*N of tile e div N*N
+def _flat(r, addr, count):
+  return np.concatenate([tile(r, "vmem", addr + i).ravel() for i in range(count)])
+
+
+def test_vgather():
+  ts, pre = tiles("a", "b", "c")
+  mem = u32(np.concatenate([ts[k].ravel() for k in "abc"]))
+  idx = np.array([[0, 30, 16, 5], [-3, -17, 20, 13], [1, 1, 1, 1], [30, 29, 28, 27]])
+  r = ok(run(f"""{pre}
+    .vmem 9 {" ".join(map(str, idx.ravel()))}
+    LI s1, 17
+    VLD v1, [s0 + 9]
+    VGATHER v2, v1, [s1 + 0]
+    VST v2, [s0 + 10]
+    HALT
+    .dump vmem 10 1"""))
+  assert (tile(r, "vmem", 10) == mem[idx + 17]).all()
+
+
+@pytest.mark.parametrize("base,lane,good", [(0, -1, False), (0, 1024 * 16 - 1, True), (0, 1024 * 16, False),
+                                            (-5, 4, False), (-5, 5, True), (0x7FFFFFFF, 0x7FFFFFFF, False)])
+def test_vgather_range(base, lane, good):
+  r = run(f"""
+    LI s1, {base}
+    LI s2, {lane}
+    VSPLAT v1, s2
+    VFILL v2, 3
+    VGATHER v2, v1, [s1 + 0]
+    VST v2, [s0 + 0]
+    HALT
+    .dump vmem 0 1""")
+  if good: ok(r, cycles=7)
+  else:
+    trapped(r, "vmem_out_of_range", 4, cycles=4)
+    assert (tile(r, "vmem", 0) == 0).all()
+
+
+def test_vscatter_mask_and_last_lane_wins():
+  vals = np.arange(100, 116).reshape(4, 4)
+  idx = np.array([[3, 3, 7, -2], [40, 0, 3, 9], [5000000, 12, 12, 1], [2, 2, 2, 2]])
+  mask = np.array([[1, 1, 0, 1], [0, 1, 1, 1], [0, 1, 1, 0], [1, 0, 2, 0]])  # lane [2][0] is out of range but inactive
+  r = ok(run(f"""
+    .vmem 0 {" ".join(map(str, vals.ravel()))}
+    .vmem 1 {" ".join(map(str, idx.ravel()))}
+    .vmem 2 {" ".join(map(str, mask.ravel()))}
+    LI s1, 34
+    VLD v1, [s0 + 0]
+    VLD v2, [s0 + 1]
+    VLD v3, [s0 + 2]
+    VSCATTER v1, v2, v3, [s1 + -2]
+    HALT
+    .dump vmem 0 4"""))
+  want = u32(np.concatenate([vals.ravel(), idx.ravel(), mask.ravel(), np.zeros(16, int)]))
+  for l in range(16):  # sequentially, in lane order
+    if mask.ravel()[l]: want[32 + idx.ravel()[l]] = vals.ravel()[l]
+  assert (_flat(r, 0, 4) == want).all()
+  assert want[35] == 106 and want[34] == 114  # lanes 0, 1, 6 write element 3: lane 6 wins
+
+
+@pytest.mark.parametrize("last_active", [1, 0])
+def test_vscatter_trap_writes_nothing(last_active):
+  # lanes 0..14 write elements 1..15; lane 15 addresses element 16384 = VMEM_TILES*N*N
+  r = run(f"""
+    .vmem 2 {" ".join(map(str, range(15)))} 16383
+    .vmem 3 {" ".join(["1"] * 15)} {last_active}
+    LI s1, 1
+    VFILL v1, 5
+    VLD v2, [s0 + 2]
+    VLD v3, [s0 + 3]
+    VSCATTER v1, v2, v3, [s1 + 0]
+    HALT
+    .dump vmem 0 1
+    .dump vmem 1023 1""")
+  if last_active:
+    trapped(r, "vmem_out_of_range", 4, cycles=4)
+    assert (tile(r, "vmem", 0) == 0).all() and (tile(r, "vmem", 1023) == 0).all()
+  else:
+    ok(r, cycles=6)
+    assert tile(r, "vmem", 0).ravel().tolist() == [0] + [5] * 15 and (tile(r, "vmem", 1023) == 0).all()
