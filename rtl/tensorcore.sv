@@ -1,0 +1,332 @@
+// tensorcore: one TinyTPU TensorCore. The SXU fetches, decodes and issues; this module is the
+// vector datapath around it: the VRF (operands read combinationally in the issue cycle), VMEM and
+// PSUM (synchronous reads, one cycle), the VPU, the XLU and the MXU, and the single VRF write-back
+// port that the SXU books per result (wb_src selects the producer).
+//
+// Load and read ports (used while the core is not running): program words, VMEM and PSUM tiles,
+// scalar registers; VMEM/PSUM reads return data the cycle after the address. ready_o rises
+// after reset once the VMEM/PSUM clearing sweeps are done (not counted in cycles) and while the
+// core is idle or done; start_i runs the program from pc 0.
+// Latency: VLD/PLD/VMOV/VZERO/VFILL/VSPLAT/XLU results are written 1 cycle after issue, VPU
+// results after vpu_latency(fn); VST/PST write in the issue cycle; MXU commands reach the MXU one
+// cycle after issue (an MLW's weight tile is read from VMEM in the issue cycle).
+module tensorcore
+  import tinytpu_pkg::*;
+#(
+  parameter int unsigned N          = 4,
+  parameter int unsigned VMEM_TILES = 1024,
+  parameter int unsigned PSUM_TILES = 64,
+  parameter int unsigned IMEM_WORDS = 4096,
+  localparam int unsigned L         = N * N,
+  localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
+  localparam int unsigned VA_W      = $clog2(VMEM_TILES),
+  localparam int unsigned PA_W      = $clog2(PSUM_TILES)
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  // load / read ports
+  input  logic                      imem_we_i,
+  input  logic [IMEM_AW-1:0]        imem_addr_i,
+  input  logic [63:0]               imem_wdata_i,
+  input  logic                      vmem_we_i,
+  input  logic [VA_W-1:0]           vmem_addr_i,
+  input  logic [L-1:0][31:0]        vmem_wdata_i,
+  output logic [L-1:0][31:0]        vmem_rdata_o,
+  input  logic                      psum_we_i,
+  input  logic [PA_W-1:0]           psum_addr_i,
+  input  logic [L-1:0][31:0]        psum_wdata_i,
+  output logic [L-1:0][31:0]        psum_rdata_o,
+  input  logic                      sreg_we_i,
+  input  logic [3:0]                sreg_addr_i,
+  input  logic [31:0]               sreg_wdata_i,
+  output logic [31:0]               sreg_rdata_o,
+  // control and status
+  input  logic                      start_i,
+  output logic                      ready_o,
+  output logic                      running_o,
+  output logic                      done_o,
+  output trap_e                     status_o,
+  output logic [31:0]               pc_o,
+  output logic [31:0]               cycles_o,
+  output logic [NUM_PERF-1:0][31:0] perf_o
+);
+  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3;
+
+  logic vmem_init, psum_init, running;
+
+  // ---------------------------------------------------------------------------------------------
+  // SXU
+  logic [7:0]         op, fn;
+  logic [3:0]         rd, ra, rb, rc;
+  logic               iss;
+  logic [31:0]        iss_scalar, iss_addr, iss_addr2;
+  logic               wb_valid;
+  logic [3:0]         wb_vd;
+  logic [2:0]         wb_src;
+  logic [L-1:0][31:0] va, vb, vc, vs;
+  logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
+
+  sxu #(
+    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS)
+  ) u_sxu (
+    .clk_i,
+    .rst_ni,
+    .imem_we_i,
+    .imem_waddr_i (imem_addr_i),
+    .imem_wdata_i,
+    .sreg_we_i,
+    .sreg_waddr_i (sreg_addr_i),
+    .sreg_wdata_i,
+    .sreg_raddr_i (sreg_addr_i),
+    .sreg_rdata_o,
+    .start_i      (start_i && ready_o),
+    .running_o    (running),
+    .done_o,
+    .status_o,
+    .pc_o,
+    .cycles_o,
+    .perf_o,
+    .dec_op_o     (op),
+    .dec_fn_o     (fn),
+    .dec_rd_o     (rd),
+    .dec_ra_o     (ra),
+    .dec_rb_o     (rb),
+    .dec_rc_o     (rc),
+    .iss_valid_o  (iss),
+    .iss_scalar_o (iss_scalar),
+    .iss_addr_o   (iss_addr),
+    .iss_addr2_o  (iss_addr2),
+    .wb_valid_o   (wb_valid),
+    .wb_vd_o      (wb_vd),
+    .wb_src_o     (wb_src),
+    .va_tile_i    (va),
+    .vpu_ready_i  (vpu_ready),
+    .mxu_ready_i  (mxu_ready),
+    .mxu_idle_i   (mxu_idle),
+    .mxu_busy_i   (mxu_row)
+  );
+
+  assign running_o = running;
+  assign ready_o   = vmem_init && psum_init && !running;
+
+  // ---------------------------------------------------------------------------------------------
+  // VRF: operands in the issue cycle, one write-back port
+  logic [L-1:0][31:0] wb_data;
+  logic               unused_vrf_err;
+
+  vrf #(.N(N)) u_vrf (
+    .clk_i,
+    .rst_ni,
+    .ra_addr_i (ra),
+    .ra_data_o (va),
+    .rb_addr_i (rb),
+    .rb_data_o (vb),
+    .rc_addr_i (rc),
+    .rc_data_o (vc),
+    .rs_addr_i (rb),
+    .rs_data_o (vs),
+    .we0_i     (wb_valid),
+    .waddr0_i  (wb_vd),
+    .wdata0_i  (wb_data),
+    .we1_i     (1'b0),
+    .waddr1_i  ('0),
+    .wdata1_i  ('0),
+    .err_o     (unused_vrf_err)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW while running, the load ports otherwise
+  logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul;
+  assign is_vld  = iss && op == OP_VLD;
+  assign is_vst  = iss && op == OP_VST;
+  assign is_pld  = iss && op == OP_PLD;
+  assign is_pst  = iss && op == OP_PST;
+  assign is_mlw  = iss && op == OP_MLW;
+  assign is_mmul = iss && op == OP_MMUL;
+
+  logic [L-1:0][31:0] vmem_rd, psum_rd, mxu_vdata;
+  logic               mxu_vreq, mxu_pwe, mxu_pacc;
+  logic [31:0]        mxu_vaddr, mxu_paddr;
+  logic [$clog2(N)-1:0] mxu_prow;
+  logic [N*32-1:0]    mxu_pdata;
+  logic               unused_err;
+  logic [5:0]         mem_errs;
+
+  vmem #(.N(N), .TILES(VMEM_TILES)) u_vmem (
+    .clk_i,
+    .rst_ni,
+    .init_done_o (vmem_init),
+    .rd_req_i    (running ? (is_vld || is_mlw) : 1'b1),
+    .rd_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .rd_data_o   (vmem_rd),
+    .rd_err_o    (mem_errs[0]),
+    .wr_req_i    (running ? is_vst : vmem_we_i),
+    .wr_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .wr_data_i   (running ? vs : vmem_wdata_i),
+    .wr_err_o    (mem_errs[1]),
+    .mxu_req_i   (mxu_vreq),
+    .mxu_addr_i  (mxu_vaddr),
+    .mxu_data_o  (mxu_vdata),
+    .mxu_err_o   (mem_errs[2])
+  );
+
+  psum #(.N(N), .TILES(PSUM_TILES)) u_psum (
+    .clk_i,
+    .rst_ni,
+    .init_done_o (psum_init),
+    .rd_req_i    (running ? is_pld : 1'b1),
+    .rd_addr_i   (running ? iss_addr : 32'(psum_addr_i)),
+    .rd_data_o   (psum_rd),
+    .rd_err_o    (mem_errs[3]),
+    .wr_req_i    (running ? is_pst : psum_we_i),
+    .wr_addr_i   (running ? iss_addr : 32'(psum_addr_i)),
+    .wr_data_i   (running ? vs : psum_wdata_i),
+    .wr_err_o    (mem_errs[4]),
+    .mxu_we_i    (mxu_pwe),
+    .mxu_acc_i   (mxu_pacc),
+    .mxu_addr_i  (mxu_paddr),
+    .mxu_row_i   (mxu_prow),
+    .mxu_data_i  (mxu_pdata),
+    .mxu_err_o   (mem_errs[5])
+  );
+
+  assign vmem_rdata_o = vmem_rd;
+  assign psum_rdata_o = psum_rd;
+
+  // ---------------------------------------------------------------------------------------------
+  // VPU and XLU
+  logic               vpu_valid, xlu_valid;
+  logic [L-1:0][31:0] vpu_res, xlu_res;
+  logic [3:0]         vpu_tag, xlu_tag;
+  logic               unused_vpu_busy, vpu_res_valid, xlu_res_valid;
+
+  assign vpu_valid = iss && op == OP_VPU;
+  assign xlu_valid = iss && op == OP_XLU;
+
+  vpu #(.N(N), .TAG_W(4)) u_vpu (
+    .clk_i,
+    .rst_ni,
+    .valid_i  (vpu_valid),
+    .ready_o  (vpu_ready),
+    .fn_i     (vpu_fn_e'(fn)),
+    .a_i      (va),
+    .b_i      (vb),
+    .c_i      (vc),
+    .tag_i    (rd),
+    .valid_o  (vpu_res_valid),
+    .result_o (vpu_res),
+    .tag_o    (vpu_tag),
+    .busy_o   (unused_vpu_busy)
+  );
+
+  logic bscalar;
+  assign bscalar = fn == XLU_BSCALAR;
+
+  xlu #(.N(N), .TAG_W(4)) u_xlu (
+    .clk_i,
+    .rst_ni,
+    .valid_i  (xlu_valid),
+    .fn_i     (xlu_fn_e'(fn)),
+    .a_i      (va),
+    .idx_i    (vb),
+    .k_i      (iss_scalar),
+    .r0_i     ($clog2(N)'(bscalar ? iss_scalar[31:16] : iss_scalar[15:0])),
+    .c0_i     ($clog2(N)'(iss_scalar[15:0])),
+    .tag_i    (rd),
+    .valid_o  (xlu_res_valid),
+    .result_o (xlu_res),
+    .tag_o    (xlu_tag)
+  );
+
+  // VMOV / VZERO / VFILL / VSPLAT: registered in the issue cycle, written the next
+  logic [L-1:0][31:0] mov_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) mov_q <= '0;
+    else if (iss) begin
+      unique case (op)
+        OP_VMOV:              mov_q <= va;
+        OP_VZERO:             mov_q <= '0;
+        OP_VFILL, OP_VSPLAT:  mov_q <= {L{iss_scalar}};
+        default: ;
+      endcase
+    end
+  end
+
+  always_comb begin
+    unique case (wb_src)
+      WB_VPU:  wb_data = vpu_res;
+      WB_XLU:  wb_data = xlu_res;
+      WB_VLD:  wb_data = vmem_rd;
+      WB_PLD:  wb_data = psum_rd;
+      default: wb_data = mov_q;
+    endcase
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // MXU: a command register between the issue and the MXU's queue (the MLW's weights arrive from
+  // VMEM the cycle after issue); it holds a command the MXU does not accept yet
+  logic               cmd_q, cmd_mlw_q, cmd_acc_q, cmd_fresh_q;
+  logic [31:0]        cmd_paddr_q, cmd_vaddr_q;
+  logic [7:0]         cmd_t_q;
+  logic [L-1:0][31:0] cmd_w_q, cmd_w;
+  logic               mxu_cmd_ready, mxu_busy, unused_mxu_stall, unused_mxu_err;
+
+  assign cmd_w     = cmd_fresh_q ? vmem_rd : cmd_w_q;
+  assign mxu_ready = !cmd_q || mxu_cmd_ready;
+  assign mxu_idle  = !cmd_q && !mxu_busy;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cmd_q       <= 1'b0;
+      cmd_mlw_q   <= 1'b0;
+      cmd_acc_q   <= 1'b0;
+      cmd_fresh_q <= 1'b0;
+      cmd_paddr_q <= '0;
+      cmd_vaddr_q <= '0;
+      cmd_t_q     <= '0;
+      cmd_w_q     <= '0;
+    end else begin
+      cmd_fresh_q <= 1'b0;
+      cmd_w_q     <= cmd_w;
+      if (cmd_q && mxu_cmd_ready) cmd_q <= 1'b0;
+      if (is_mlw || is_mmul) begin
+        cmd_q       <= 1'b1;
+        cmd_mlw_q   <= is_mlw;
+        cmd_fresh_q <= is_mlw;
+        cmd_acc_q   <= rc[0];
+        cmd_paddr_q <= iss_addr;
+        cmd_vaddr_q <= is_mlw ? iss_addr : iss_addr2;
+        cmd_t_q     <= is_mlw ? 8'd1 : fn;
+      end
+    end
+  end
+
+  mxu #(.N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES)) u_mxu (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i  (cmd_q),
+    .cmd_ready_o  (mxu_cmd_ready),
+    .cmd_mlw_i    (cmd_mlw_q),
+    .cmd_w_i      (cmd_w),
+    .cmd_paddr_i  (cmd_paddr_q),
+    .cmd_vaddr_i  (cmd_vaddr_q),
+    .cmd_t_i      (cmd_t_q),
+    .cmd_acc_i    (cmd_acc_q),
+    .err_o        (unused_mxu_err),
+    .vmem_req_o   (mxu_vreq),
+    .vmem_addr_o  (mxu_vaddr),
+    .vmem_rdata_i (mxu_vdata),
+    .psum_we_o    (mxu_pwe),
+    .psum_acc_o   (mxu_pacc),
+    .psum_addr_o  (mxu_paddr),
+    .psum_row_o   (mxu_prow),
+    .psum_wdata_o (mxu_pdata),
+    .busy_o       (mxu_busy),
+    .row_o        (mxu_row),
+    .stall_o      (unused_mxu_stall)
+  );
+
+  assign unused_err = ^{unused_vrf_err, mem_errs, unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid,
+                        xlu_res_valid, unused_mxu_stall, unused_mxu_err, rc[3:1]};
+
+endmodule
