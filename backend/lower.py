@@ -85,6 +85,12 @@ def _bits(v, dt: DType) -> int:
   return int(v) & 0xFFFFFFFF
 
 
+def _imm(v, dt: DType) -> int:
+  """A constant as a signed 32-bit immediate (VFILL/LI take int32)."""
+  b = _bits(v, dt)
+  return b - (1 << 32) if b >> 31 else b
+
+
 def _narrow(dt: DType) -> str | None:
   """The instruction that wraps an int32 lane result to a narrow integer dtype."""
   return {dtypes.int8: "VSEXT8", dtypes.uint8: "VZEXT8", dtypes.int16: "VSEXT16", dtypes.uint16: "VZEXT16",
@@ -152,7 +158,7 @@ class Lowering:
     self.labels = 0
     self.free_sregs = list(range(15, 0, -1))
     self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
-    self.const_vt: dict[int, VT] = {}
+    self.temps: list[int] = []
 
   # --- emission helpers
   def ins(self, mn: str, *ops):
@@ -162,10 +168,17 @@ class Lowering:
     self.labels += 1
     return f"L{self.labels}"
 
-  def sreg(self, why: str) -> int:
+  def sreg(self, why: str, temp: bool = True) -> int:
+    """A free scalar register; temporaries are released after the current UOp is lowered."""
     if not self.free_sregs:
-      raise NotImplementedError(f"TINYTPU: out of scalar registers ({why}); the kernel has too many loops or variables")
-    return self.free_sregs.pop()
+      raise NotImplementedError(f"TINYTPU: out of scalar registers ({why}); the kernel has too many nested loops or variables")
+    r = self.free_sregs.pop()
+    if temp:
+      self.temps.append(r)
+    return r
+
+  def release(self, r: int):
+    self.free_sregs.append(r)
 
   def tile(self, v: Any, dt: DType) -> VT:
     """Any value as a tile register."""
@@ -177,7 +190,7 @@ class Lowering:
       return t
     if isinstance(v, Const):
       t = VT("c")
-      self.ins("VFILL", t, _bits(v.val, v.dtype))
+      self.ins("VFILL", t, _imm(v.val, v.dtype))
       return t
     raise TypeError(v)
 
@@ -189,7 +202,7 @@ class Lowering:
     if v.val == 0:
       return 0
     r = self.sreg("constant")
-    self.ins("LI", f"s{r}", _bits(v.val, v.dtype) if not v.dtype in (dtypes.int32, dtypes.int) else int(v.val))
+    self.ins("LI", f"s{r}", _imm(v.val, v.dtype))
     return r
 
   # --- analysis
@@ -274,16 +287,18 @@ class Lowering:
     self.analyse()
     L, cfg = self.L, self.cfg
     tiles_g = -(-self.G // L)
-    self.s_g0 = self.sreg("lane base")
+    self.s_g0 = self.sreg("lane base", temp=False)
+    self.s_t = self.sreg("lane tile", temp=False)
     self.iota = VT("iota")
     self.ins("VLD", self.iota, f"[s0 + {self.const_base // L}]")
     self.ones = VT("ones")
     self.ins("VFILL", self.ones, 1)
     self.ins("LI", f"s{self.s_g0}", 0)
+    self.ins("LI", f"s{self.s_t}", 0)
     lane_end = self.label()
     self.lane_count = tiles_g
     if tiles_g > 0xFFFF:
-      r = self.sreg("lane loop count")
+      r = self.sreg("lane loop count", temp=False)
       self.ins("LI", f"s{r}", tiles_g)
       self.ins("LOOP", f"s{r}", lane_end)
     else:
@@ -296,10 +311,22 @@ class Lowering:
       self.ins("VMIN", self.g, self.g, lim)
     self.var_regs: list[tuple[str, int]] = []
     self.written: set[int] = set()
-    for u in self.uops:
+    last_use = self.last_uses()
+    dies: dict[int, list[UOp]] = {}
+    for u, j in last_use.items():
+      dies.setdefault(j, []).append(u)
+    for j, u in enumerate(self.uops):
       self.lower_uop(u)
+      for r in self.temps:
+        self.release(r)
+      self.temps = []
+      for d in dies.get(j, []):
+        v = self.vals.get(d)
+        if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
+          self.release(v.reg)
     if self.loops:
       raise unsupported(self.loops[-1][0], "a loop without END")
+    self.ins("SADDI", f"s{self.s_t}", f"s{self.s_t}", 1)
     self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", L)
     self.code.append(("label", lane_end))
     self.ins("HALT")
@@ -307,6 +334,23 @@ class Lowering:
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
                   {self.const_base // L: list(range(L))})
+
+  def last_uses(self) -> dict[UOp, int]:
+    """Index of the last UOp reading each value; a value read inside a loop it was defined outside
+    of lives until that loop's END (it is read again next iteration)."""
+    pos = {u: i for i, u in enumerate(self.uops)}
+    spans = [(pos[u.src[1]], i) for i, u in enumerate(self.uops) if u.op is Ops.END and u.src[1] in pos]
+    last: dict[UOp, int] = {}
+    for j, u in enumerate(self.uops):
+      for sidx in u.src:
+        if sidx not in pos:
+          continue
+        i, eff = pos[sidx], j
+        for s, e in spans:
+          if i < s < j <= e:
+            eff = max(eff, e)
+        last[sidx] = max(last.get(sidx, -1), eff)
+    return last
 
   def lane_range_tile(self, r: UOp) -> VT:
     i = self.lane_ranges.index(r)
@@ -355,8 +399,10 @@ class Lowering:
     if form is not None and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
+      if not form[2]:
+        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L}]"
       reg = self.sreg("tile address")
-      self.ins("SSRA", f"s{reg}", f"s{self.s_g0}", f"s{self.scalar(Const(L.bit_length() - 1, dtypes.int32))}")
+      self.ins("SADDI", f"s{reg}", f"s{self.s_t}", 0)
       for c, t in form[2]:
         tr = self.scalar_expr(t)
         k = self.scalar(Const(c // L, dtypes.int32))
@@ -384,7 +430,7 @@ class Lowering:
       if u.arg.addrspace == AddrSpace.GLOBAL:
         self.vals[u] = self.bufs[u]
       else:
-        r = self.sreg("kernel variable")
+        r = self.sreg("kernel variable", temp=False)
         self.var_regs.append((u.arg.name if hasattr(u.arg, "name") else str(u.arg), r))
         self.vals[u] = SReg(r)
       return
@@ -404,7 +450,7 @@ class Lowering:
         self.vals[u] = self.lane_range_tile(u)
         return
       ext = u.src[0]
-      var = self.sreg("loop variable")
+      var = self.sreg("loop variable", temp=False)
       end = self.label()
       self.ins("LI", f"s{var}", 0)
       if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
@@ -429,6 +475,7 @@ class Lowering:
       _, end, var = self.loops.pop()
       self.ins("SADDI", f"s{var}", f"s{var}", 1)
       self.code.append(("label", end))
+      self.release(var)
       return
     if op is Ops.LOAD:
       a = self.value(u.src[0])
@@ -437,16 +484,17 @@ class Lowering:
         return
       if u.dtype not in SUPPORTED_DTYPES:
         raise unsupported(u, "dtype")
-      kind, where = self.address(a)
+      gate = u.src[2] if len(u.src) > 2 else a.gate  # LOAD(INDEX, alt, gate): gated-off lanes read alt
+      kind, where = self.address(dataclasses.replace(a, gate=gate))
       t = VT("ld")
       if kind == "tile":
         self.ins("VLD", t, where)
       else:
         self.ins("VGATHER", t, where, f"[s0 + {a.buf.base}]")
-      if a.gate is not None:
+      if gate is not None:
         alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
         out = VT("gated")
-        self.ins("VSEL", out, self.tile(self.value(a.gate), dtypes.bool), t, alt)
+        self.ins("VSEL", out, self.tile(self.value(gate), dtypes.bool), t, alt)
         t = out
       self.vals[u] = t
       return
@@ -454,19 +502,23 @@ class Lowering:
       a = self.value(u.src[0])
       val = self.value(u.src[1])
       if isinstance(a.buf, tuple):
+        if len(u.src) > 2:
+          raise unsupported(u, "a gated store to a register")
         dst = a.buf[self.const_index(a.idx)]
         if isinstance(val, Const):
-          self.ins("VFILL", dst, _bits(val.val, val.dtype))
+          self.ins("VFILL", dst, _imm(val.val, val.dtype))
         else:
           self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
         return
       self.written.add(a.buf.slot)
+      gate = u.src[2] if len(u.src) > 2 else a.gate
+      a = dataclasses.replace(a, gate=gate)
       v = self.tile(val, u.src[1].dtype)
       kind, where = self.address(a)
       if kind == "tile":
         self.ins("VST", v, where)
       else:
-        mask = self.ones if a.gate is None else self.tile(self.value(a.gate), dtypes.bool)
+        mask = self.ones if gate is None else self.tile(self.value(gate), dtypes.bool)
         self.ins("VSCATTER", v, where, mask, f"[s0 + {a.buf.base}]")
       return
     if op is Ops.CAST or op is Ops.BITCAST:
@@ -502,7 +554,7 @@ class Lowering:
     if all(isinstance(s, Const) for s in srcs):
       return Const(_fold(u.op, dt, [s.val for s in srcs]), dt)
     if u.op in _SALU and dtypes.is_int(dt) and dt.itemsize == 4 and all(isinstance(s, (Const, SReg)) for s in srcs):
-      r = self.sreg("uniform arithmetic")
+      r = self.sreg("uniform arithmetic", temp=False)
       self.ins(_SALU[u.op], f"s{r}", *(f"s{self.scalar(s)}" for s in srcs))
       return SReg(r)
     mn = _ALU[u.op][_cls(src_dt)]
