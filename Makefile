@@ -60,5 +60,9 @@ test-mem: $(STAMP)
 bench-golden: $(STAMP)
 	$(PY) -m tinytpu.golden.bench
 
+# an int8 MLP on scikit-learn's digits, trained on the host, inference through tinygrad on the RTL
+demo: $(STAMP)
+	$(PY) -m tinytpu demo
+
 clean:
 	rm -rf build sim_build results.xml

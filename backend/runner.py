@@ -13,6 +13,13 @@ from tinytpu import asm, bundle
 from tinytpu.bundle import Bundle, Result
 
 _seq = itertools.count()
+# totals since import (or the last reset): what `make demo` and the benchmarks report
+STATS = {"kernels": 0, "cycles": 0, "instructions": 0}
+
+
+def reset_stats():
+  for k in STATS:
+    STATS[k] = 0
 
 
 class KernelError(RuntimeError):
@@ -50,6 +57,9 @@ def run(b: Bundle, name: str = "kernel") -> Result:
   if mode in ("rtl", "both"):
     outs["rtl"] = _rtl(b)
   res = outs.get("rtl", outs.get("golden"))
+  STATS["kernels"] += 1
+  STATS["cycles"] += res.cycles
+  STATS["instructions"] += res.perf.get("retired", 0)
   if os.environ.get("TINYTPU_DEBUG"):
     print(f"--- TINYTPU kernel {name}: {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
           f"--- {name}: {res.cycles} cycles, status {res.status}")
