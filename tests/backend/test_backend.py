@@ -1,0 +1,114 @@
+"""tinygrad programs on the TINYTPU device, compared with numpy on the same data."""
+import numpy as np
+import pytest
+
+import tinytpu  # noqa: F401  registers the device
+from tinygrad import Tensor, dtypes
+
+D = "TINYTPU"
+rng = np.random.default_rng(1234)
+I = rng.integers(-1000, 1000, (7, 13)).astype(np.int32)
+J = rng.integers(-1000, 1000, (13,)).astype(np.int32)
+F = rng.standard_normal((6, 11)).astype(np.float32)
+G = rng.standard_normal((6, 11)).astype(np.float32)
+A8 = rng.integers(-128, 128, (5, 9)).astype(np.int8)
+B8 = rng.integers(-128, 128, (9, 6)).astype(np.int8)
+
+
+def T(x):
+  return Tensor(x, device=D)
+
+
+CASES = {
+  # elementwise int32 and broadcasting
+  "add_bcast": (lambda: T(I) + T(J), lambda: I + J),
+  "int_chain": (lambda: ((T(I) * 3 - T(J)) // 7) % 5, lambda: ((I * 3 - J) // 7) % 5),
+  "int_bits": (lambda: (T(I) & 0xF0) | (T(I) << 2) ^ (T(I) >> 3), lambda: (I & 0xF0) | (I << 2) ^ (I >> 3)),
+  "max_min": (lambda: T(I).maximum(T(J)).minimum(500), lambda: np.minimum(np.maximum(I, J), 500)),
+  "where": (lambda: (T(I) > 0).where(T(I), T(J)), lambda: np.where(I > 0, I, J)),
+  "cmp": (lambda: (T(I) < T(J)).cast(dtypes.int32) + (T(I) == 3).cast(dtypes.int32), lambda: (I < J).astype(np.int32) + (I == 3)),
+  # elementwise fp32
+  "fp_chain": (lambda: T(F) * T(G) + T(F) / 3 - 1.5, lambda: F * G + F / np.float32(3) - np.float32(1.5)),
+  "fp_unary": (lambda: T(F).abs().sqrt() + T(F).neg().relu(), lambda: np.sqrt(np.abs(F)) + np.maximum(-F, 0)),
+  "exp_log": (lambda: T(F).exp() + (T(F).abs() + 1).log(), lambda: np.exp(F) + np.log(np.abs(F) + 1)),
+  "sin": (lambda: T(F).sin(), lambda: np.sin(F)),
+  "recip": (lambda: 1 / (T(F).abs() + 0.5), lambda: 1 / (np.abs(F) + np.float32(0.5))),
+  # casts and narrow ints
+  "f2i": (lambda: (T(F) * 100).cast(dtypes.int32), lambda: (F * 100).astype(np.int32)),
+  "i2f": (lambda: T(I).cast(dtypes.float32) / 7, lambda: I.astype(np.float32) / np.float32(7)),
+  "int8_wrap": (lambda: T(A8) * 3 + 100, lambda: (A8 * np.int8(3) + np.int8(100)).astype(np.int8)),
+  "to_int8": (lambda: T(I).cast(dtypes.int8), lambda: I.astype(np.int8)),
+  "uint8": (lambda: T(I).cast(dtypes.uint8).cast(dtypes.int32) + 1, lambda: I.astype(np.uint8).astype(np.int32) + 1),
+  "bool": (lambda: (T(I) > 0) & (T(J) < 0), lambda: (I > 0) & (J < 0)),
+  # reductions over every axis
+  "sum_all": (lambda: T(I).sum(), lambda: I.sum()),
+  "sum_rows": (lambda: T(I).sum(axis=1), lambda: I.sum(1)),
+  "sum_cols": (lambda: T(I).sum(axis=0), lambda: I.sum(0)),
+  "max_rows": (lambda: T(I).max(axis=1), lambda: I.max(1)),
+  "min_cols": (lambda: T(I).min(axis=0), lambda: I.min(0)),
+  "fsum": (lambda: T(F).sum(axis=1), lambda: F.sum(1)),
+  "fmean": (lambda: T(F).mean(), lambda: F.mean()),
+  "argmax": (lambda: T(I).argmax(axis=1), lambda: I.argmax(1)),
+  "argmin_f": (lambda: T(F).argmin(axis=0), lambda: F.argmin(0)),
+  # movement
+  "transpose": (lambda: T(I).T + 1, lambda: I.T + 1),
+  "permute3": (lambda: T(I.reshape(7, 13, 1)).permute(2, 1, 0) * 2, lambda: I.reshape(7, 13, 1).transpose(2, 1, 0) * 2),
+  "flip": (lambda: T(I).flip(1), lambda: I[:, ::-1]),
+  "pad": (lambda: T(I).pad(((1, 2), (3, 0))), lambda: np.pad(I, ((1, 2), (3, 0)))),
+  "shrink": (lambda: T(F)[1:5, 2:9:3] * 2, lambda: F[1:5, 2:9:3] * 2),
+  "expand": (lambda: T(J).reshape(1, 13).expand(4, 13) + 0, lambda: np.broadcast_to(J, (4, 13))),
+  "reshape": (lambda: T(I).reshape(13, 7) + 0, lambda: I.reshape(13, 7)),
+  "cat": (lambda: T(I).cat(T(I) * 2, dim=0), lambda: np.concatenate([I, I * 2])),
+  # matmuls and models
+  "matmul_int": (lambda: T(A8).cast(dtypes.int32) @ T(B8).cast(dtypes.int32), lambda: A8.astype(np.int32) @ B8.astype(np.int32)),
+  "matmul_fp": (lambda: T(F) @ T(G).T, lambda: F @ G.T),
+  "softmax": (lambda: T(F).softmax(1), lambda: np.exp(F - F.max(1, keepdims=True)) / np.exp(F - F.max(1, keepdims=True)).sum(1, keepdims=True)),
+  "layernorm": (lambda: T(F).layernorm(axis=1), lambda: (F - F.mean(1, keepdims=True)) / np.sqrt(F.var(1, keepdims=True) + 1e-5)),
+}
+# fp32 results that go through approximate instructions or a different summation order
+RTOL = {"exp_log": 1e-5, "sin": 1e-5, "fsum": 1e-5, "fmean": 1e-5, "matmul_fp": 1e-5, "softmax": 1e-5, "layernorm": 1e-4}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel(name):
+  f, ref = CASES[name]
+  got, exp = f().numpy(), np.asarray(ref())
+  assert got.shape == exp.shape, (got.shape, exp.shape)
+  if np.issubdtype(exp.dtype, np.floating):
+    np.testing.assert_allclose(got, exp, rtol=RTOL.get(name, 1e-6), atol=RTOL.get(name, 1e-6) * 10)  # tinygrad itself reassociates (x/3 -> x*(1/3))
+  else:
+    np.testing.assert_array_equal(got, exp)
+
+
+def test_elementwise_thousands():
+  x = rng.integers(-2**20, 2**20, 4099).astype(np.int32)
+  y = rng.standard_normal(4099).astype(np.float32)
+  np.testing.assert_array_equal((T(x) * 7 + (T(x) >> 2)).numpy(), x * 7 + (x >> 2))
+  np.testing.assert_array_equal((T(y) * 2 - T(y) * T(y)).numpy(), y * 2 - y * y)
+
+
+def test_int8_mlp():
+  x = rng.integers(-128, 128, (12, 20)).astype(np.int8)
+  w1, b1 = rng.integers(-128, 128, (20, 16)).astype(np.int8), rng.integers(-500, 500, 16).astype(np.int32)
+  w2 = rng.integers(-128, 128, (16, 5)).astype(np.int8)
+  h = ((T(x).cast(dtypes.int32) @ T(w1).cast(dtypes.int32) + T(b1)).relu() >> 8).minimum(127)
+  out = (h @ T(w2).cast(dtypes.int32)).argmax(1).numpy()
+  hn = np.minimum(np.maximum(x.astype(np.int32) @ w1.astype(np.int32) + b1, 0) >> 8, 127)
+  np.testing.assert_array_equal(out, (hn @ w2.astype(np.int32)).argmax(1))
+
+
+def test_conv2d():
+  x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+  w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+  got = T(x).conv2d(T(w)).numpy()
+  exp = np.zeros((1, 3, 4, 4), np.float32)
+  for o in range(3):
+    for i in range(4):
+      for j in range(4):
+        exp[0, o, i, j] = (x[0, :, i:i + 3, j:j + 3] * w[o]).sum()
+  np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-5)
+
+
+def test_unsupported_dtype_names_uop():
+  with pytest.raises(NotImplementedError, match=r"TINYTPU cannot lower .*float64|dtype"):
+    Tensor(np.ones(4), device=D, dtype=dtypes.float64).sum().numpy()
