@@ -50,9 +50,9 @@ def fsign(a, b=None, c=None):
   return np.where(x != x, QNAN, r)
 
 def f2i(a, b=None, c=None):
-  x = _f(a).astype(f64)  # exact; truncate and saturate in float64, NaN gives 0
-  r = np.clip(np.trunc(x), -2.0**31, 2.0**31 - 1)
-  return np.where(x != x, 0, r).astype(i64).astype(u32)
+  nan = (a & ~SIGN) > 0x7F800000
+  x = _f(np.where(nan, u32(0), a)).astype(f64)  # exact (no signalling NaN reaches the cast); NaN gives 0
+  return np.clip(np.trunc(x), -2.0**31, 2.0**31 - 1).astype(i64).astype(u32)
 
 def f2bf16(a, b=None, c=None):
   r = (a + (u32(0x7FFF) + ((a >> 16) & 1))) >> 16  # RNE on the low 16 bits; a carry rounds up to inf
@@ -60,22 +60,36 @@ def f2bf16(a, b=None, c=None):
 
 # ---- reductions: the pairwise tree of doc/isa.md (neighbours first, level by level)
 def _tree(op: Callable, x: np.ndarray) -> np.ndarray:
-  """Reduce the last axis of bits x pairwise: x0 op x1, x2 op x3, ..., then again; an odd last element passes up."""
+  """Reduce the last axis pairwise: x0 op x1, x2 op x3, ..., then again; an odd last element passes up."""
   while x.shape[-1] > 1:
     n = x.shape[-1] & ~1
     y = op(x[..., 0:n:2], x[..., 1:n:2])
     x = np.concatenate([y, x[..., n:]], axis=-1) if x.shape[-1] & 1 else y
   return x
 
-_LANE = {"FSUM": _fp(lambda a, b, c: _f(a) + _f(b)), "FPROD": _fp(lambda a, b, c: _f(a) * _f(b)), "FMAX": fmax, "FMIN": fmin}
+def _key(a: np.ndarray) -> np.ndarray:
+  """Order-preserving int32 key of fp32 bits (-0 just below +0); its own inverse."""
+  return a ^ ((a.view(i32) >> 31).view(u32) >> 1)
+
+_AXES = {"ROW": -1, "COL": -2, "TILE": (-2, -1)}
 
 def _reduction(kind: str, scope: str) -> Callable:
-  op = _LANE[kind]
+  ax = _AXES[scope]
+  if kind in ("FMAX", "FMIN"):
+    # exact max/min are associative and commutative, so no tree order can show: reduce the keys
+    def red(a, b=None, c=None):
+      k = _key(a).view(i32)
+      r = _key((k.max if kind == "FMAX" else k.min)(axis=ax, keepdims=True).view(u32))
+      return np.broadcast_to(np.where(((a & ~SIGN) > 0x7F800000).any(axis=ax, keepdims=True), QNAN, r), a.shape).copy()
+    return red
+  op = np.add if kind == "FSUM" else np.multiply
   def red(a, b=None, c=None):
-    if scope == "ROW": r = _tree(op, a)
-    elif scope == "COL": r = np.swapaxes(_tree(op, np.swapaxes(a, -1, -2)), -1, -2)
-    else: r = _tree(op, np.swapaxes(_tree(op, a), -1, -2))  # rows, then the row results
-    return np.broadcast_to(r, a.shape).astype(u32)
+    x = _f(a)
+    with np.errstate(all="ignore"):  # a NaN stays NaN up the tree: canonicalise once at the end
+      if scope == "ROW": r = _tree(op, x)
+      elif scope == "COL": r = np.swapaxes(_tree(op, np.swapaxes(x, -1, -2)), -1, -2)
+      else: r = _tree(op, np.swapaxes(_tree(op, x), -1, -2))  # rows, then the row results
+    return np.broadcast_to(_bits(r), a.shape).copy()
   return red
 
 def _farg(f: Callable) -> Callable:
