@@ -1,0 +1,312 @@
+"""pyuvm tests of the fp32 VPU datapath (vpu_fp_lane x N*N and vpu_fp_reduce) through tb/fp/fp_tb_top.sv.
+
+Expected values come from the golden model (tinytpu.golden.fpops, numpy float32); every NaN must be
+the canonical 0x7FC00000 (FNEG, FABS and BF162F keep payloads). Tests:
+- FpKnown: hand-checked answers (ties, underflow, saturation, bf16), independent of numpy.
+- FpDirected: every lane-wise op on all pairs of a list of special values, tie and cancellation
+  cases, and the reductions on special tiles.
+- FpRandom: constrained-random tiles from weighted fp32 operand classes for every op, with
+  functional coverage of op x operand class (and op x result class) that must reach 95%.
+- FpBrokenModel: a one-bit-wrong model must fail (proves the scoreboard bites)."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pyuvm
+from pyuvm import uvm_sequence
+
+from tinytpu import isa
+from tinytpu.golden.fpops import OPS
+from tinytpu.tb import kit
+
+LANE_FNS = ["FADD", "FSUB", "FMUL", "FDIV", "FRECIP", "FSQRT", "FNEG", "FABS", "FSIGN", "FMAX", "FMIN", "FTRUNC",
+            "FCMPLT", "FCMPEQ", "FCMPNE", "I2F", "U2F", "F2I", "F2BF16", "BF162F", "FMAC"]
+RED_FNS = [f"{k}_{s}" for k in ("FSUM", "FMAX", "FMIN", "FPROD") for s in ("ROW", "COL", "TILE")]
+TILE_FNS = RED_FNS + ["FARGMAX_ROW", "FARGMIN_ROW", "FROTPAIR"]
+ALL_FNS = LANE_FNS + TILE_FNS
+INT_IN = {"I2F", "U2F"}                          # operand a is an integer
+ROUNDED = ["FADD", "FSUB", "FMUL", "FDIV", "FMAC"]  # ops whose results can land in every class
+ARITY = dict(isa.VPU_ARITY)
+M32 = 0xFFFFFFFF
+
+# ---- operands
+F = kit.f2b
+SPECIAL = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000,
+           0x00400000, F(1.0), F(-1.0), F(1.5), F(-2.5), F(2.0), F(0.5), F(3.0), 0x3F800001, 0x3F7FFFFF,
+           0x7F7FFFFF, 0xFF7FFFFF, 0x7F000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7FC12345,
+           0x7F800001, 0x4B000000, 0x4AFFFFFF, 0x4F000000, 0xCF000000, 0x4EFFFFFF, 0xCF000001, 0x33800000,
+           0x34000000, F(1e-20), F(-7.25), F(100.5)]
+INT_SPECIAL = [0, 1, M32, 0x80000000, 0x7FFFFFFF, 0x80000001, 16777216, 16777217, 16777219, (-16777217) & M32,
+               0x7FFFFFC0, 0x7FFFFFBF, 0xFFFFFF80, 33554435, 0xFFFFFFFF - 5, 12345]
+
+# extra fp32 classes beyond the kit's: tiny magnitudes (products underflow), huge ones (overflow)
+def _fp(lo, hi): return lambda r: (r.getrandbits(1) << 31) | (r.randint(lo, hi) << 23) | r.getrandbits(23)
+FP32X = {**kit.FP32, "tiny": (2, _fp(1, 60)), "huge": (2, _fp(190, 254))}
+FINITE = ["normal", "one", "near_tie", "zero", "subnormal"]
+FP_RESULT_BINS = kit.FP32_BINS
+
+
+def is_nan(x: int) -> bool: return ((x >> 23) & 0xFF) == 0xFF and (x & 0x7FFFFF) != 0
+
+
+class FpReq(kit.Item):
+  """One request: fn (name) and the a, b, c operand tiles."""
+
+
+class FpRsp(kit.Item):
+  pass
+
+
+class FnPort(kit.Sig):
+  """fn_i as a function name."""
+  def put(self, dut, v): self.handle(dut).value = isa.VPU_FNS[v]
+  def get(self, dut): return list(isa.VPU_FNS)[self.handle(dut).value.to_unsigned()]
+
+
+def golden(fn: str, a, b, c) -> np.ndarray:
+  return np.asarray(OPS[fn](a.copy(), b.copy(), c.copy()), dtype=np.uint32)
+
+
+class FpScoreboard(kit.Scoreboard):
+  broken = False
+  def predict(self, req):
+    exp = golden(req.fn, req.a, req.b, req.c)
+    if self.broken and req.fn == "FADD": exp = exp ^ np.uint32(1)
+    return {"res": exp}
+
+
+class FpCoverage(kit.CoverageCollector):
+  unit = "fp"
+  def define(self, cov):
+    cov.cross("op_x_a", [f for f in ALL_FNS if f not in INT_IN], kit.FP32_BINS)
+    cov.cross("op_x_b", [f for f in LANE_FNS if ARITY[f] >= 2] + ["FROTPAIR"], kit.FP32_BINS)
+    cov.cross("i2f_x_a", sorted(INT_IN), kit.INT32_BINS)
+    cov.cross("op_x_result", ROUNDED, FP_RESULT_BINS)
+
+  def sample_req(self, req):
+    fn = req.fn
+    for x in np.ravel(req.a):
+      if fn in INT_IN: self.cov.hit("i2f_x_a", (fn, kit.classify_int32(int(x))))
+      else: self.cov.hit("op_x_a", (fn, kit.classify_fp32(int(x))))
+    if ARITY[fn] >= 2 and fn not in TILE_FNS or fn == "FROTPAIR":
+      for x in np.ravel(req.b): self.cov.hit("op_x_b", (fn, kit.classify_fp32(int(x))))
+    if fn in ROUNDED:
+      for x in np.ravel(golden(fn, req.a, req.b, req.c)): self.cov.hit("op_x_result", (fn, kit.classify_fp32(int(x))))
+
+
+class FpEnv(kit.Env):
+  def build_phase(self):
+    req = kit.Channel({"fn": FnPort("fn_i"), "a": kit.Tile("a_i"), "b": kit.Tile("b_i"), "c": kit.Tile("c_i")}, FpReq,
+                      valid="req_valid_i", ready="req_ready_o")
+    rsp = kit.Channel({"res": kit.Tile("res_o")}, FpRsp, valid="res_valid_o", ready="res_ready_i", ready_prob=0.8)
+    self.req = kit.Agent("req", self, req, self.dut)
+    self.rsp = kit.Agent("rsp", self, rsp, self.dut, sink=True, rng=self.rng)
+    self.sb = FpScoreboard("sb", self)
+    self.sb.broken = getattr(self.parent, "broken", False)
+    self.cov = FpCoverage("cov", self)
+
+  def connect_phase(self):
+    self.req.ap.connect(self.sb.req_export)
+    self.rsp.ap.connect(self.sb.rsp_export)
+    self.req.ap.connect(self.cov.export(self.cov.sample_req))
+
+
+def n_of() -> int: return int(kit.params().get("N", 4))
+
+
+def tiles(vals: list[int], n: int) -> list[np.ndarray]:
+  """Cut a list of lane values into N x N tiles (the last one padded with 1.0)."""
+  L = n * n
+  vals = vals + [F(1.0)] * (-len(vals) % L)
+  return [np.array(vals[i:i + L], dtype=np.uint32).reshape(n, n) for i in range(0, len(vals), L)]
+
+
+class ReqSeq(uvm_sequence):
+  """Sends prepared (fn, a, b, c) requests."""
+  def __init__(self, name, reqs):
+    super().__init__(name); self.reqs = reqs
+  async def body(self):
+    for i, (fn, a, b, c) in enumerate(self.reqs):
+      it = FpReq(f"req{i}", fn=fn, a=a, b=b, c=c)
+      await self.start_item(it)
+      await self.finish_item(it)
+
+
+# ---- hand-checked answers: (fn, a, b, c, expected) with no numpy involved
+KNOWN = [
+  ("FADD", 0x3F800000, 0x33800000, 0, 0x3F800000),  # 1 + 2^-24: a tie, stays at the even 1.0
+  ("FADD", 0x3F800001, 0x33800000, 0, 0x3F800002),  # (1 + ulp) + half ulp: tie up to even
+  ("FADD", 0x3F800000, 0x33800001, 0, 0x3F800001),  # just above the tie
+  ("FSUB", 0x3F800000, 0x3F800000, 0, 0x00000000),  # exact cancellation is +0
+  ("FADD", 0x80000000, 0x80000000, 0, 0x80000000),  # -0 + -0 = -0
+  ("FADD", 0x00800000, 0x80000001, 0, 0x007FFFFF),  # min normal - min subnormal = max subnormal
+  ("FADD", 0x7F7FFFFF, 0x73000000, 0, 0x7F800000),  # max + half ulp: tie rounds to even = overflow
+  ("FADD", 0x7F7FFFFF, 0x72FFFFFF, 0, 0x7F7FFFFF),
+  ("FADD", 0x7F800000, 0xFF800000, 0, 0x7FC00000),  # inf - inf
+  ("FMUL", 0x00000001, 0x3F000000, 0, 0x00000000),  # min subnormal / 2: tie to even 0
+  ("FMUL", 0x00000003, 0x3F000000, 0, 0x00000002),  # 1.5 min subnormal: tie to even 2
+  ("FMUL", 0x80000001, 0x3F400000, 0, 0x80000001),  # 0.75: rounds up
+  ("FMUL", 0x00800000, 0x3F000000, 0, 0x00400000),  # min normal / 2: exact subnormal
+  ("FMUL", 0x7F7FFFFF, 0x40000000, 0, 0x7F800000),  # overflow
+  ("FMUL", 0x7F800000, 0x00000000, 0, 0x7FC00000),  # inf * 0
+  ("FMUL", 0x3F800001, 0x3F800001, 0, 0x3F800002),  # (1+u)^2 = 1 + 2u + u^2: rounds down
+  ("FDIV", 0x3F800000, 0x40400000, 0, 0x3EAAAAAB),  # 1/3
+  ("FDIV", 0x40000000, 0x40400000, 0, 0x3F2AAAAB),  # 2/3
+  ("FDIV", 0x00000001, 0x40000000, 0, 0x00000000),  # min subnormal / 2: tie to even 0
+  ("FDIV", 0x00000003, 0x40000000, 0, 0x00000002),
+  ("FDIV", 0x3F800000, 0x00000000, 0, 0x7F800000),
+  ("FDIV", 0xBF800000, 0x00000000, 0, 0xFF800000),
+  ("FDIV", 0x00000000, 0x00000000, 0, 0x7FC00000),
+  ("FDIV", 0x7F7FFFFF, 0x00000001, 0, 0x7F800000),
+  ("FDIV", 0x00000001, 0x7F7FFFFF, 0, 0x00000000),
+  ("FRECIP", 0x00000000, 0, 0, 0x7F800000),
+  ("FRECIP", 0x80000000, 0, 0, 0xFF800000),
+  ("FRECIP", 0x00200000, 0, 0, 0x7F800000),  # 1 / 2^-128 = 2^128 overflows
+  ("FRECIP", 0x7F000000, 0, 0, 0x00400000),  # 1 / 2^127 = 2^-127, subnormal
+  ("FSQRT", 0x40000000, 0, 0, 0x3FB504F3),   # sqrt(2)
+  ("FSQRT", 0x00000001, 0, 0, 0x1A3504F3),   # sqrt(2^-149) = 2^-74.5
+  ("FSQRT", 0x80000000, 0, 0, 0x80000000),
+  ("FSQRT", 0xBF800000, 0, 0, 0x7FC00000),
+  ("FSQRT", 0x7F800000, 0, 0, 0x7F800000),
+  ("FMAX", 0x80000000, 0x00000000, 0, 0x00000000),
+  ("FMAX", 0x00000000, 0x80000000, 0, 0x00000000),
+  ("FMIN", 0x00000000, 0x80000000, 0, 0x80000000),
+  ("FMAX", 0x3F800000, 0x7FC12345, 0, 0x7FC00000),
+  ("FCMPLT", 0x80000000, 0x00000000, 0, 0),
+  ("FCMPEQ", 0x80000000, 0x00000000, 0, 1),
+  ("FCMPNE", 0x7FC00000, 0x7FC00000, 0, 1),
+  ("FCMPLT", 0xFF800000, 0x80000001, 0, 1),
+  ("FTRUNC", 0xBF7FFFFF, 0, 0, 0x80000000),  # -0.99... -> -0
+  ("FTRUNC", 0x40700000, 0, 0, 0x40400000),  # 3.75 -> 3
+  ("FTRUNC", 0x4B000001, 0, 0, 0x4B000001),
+  ("FSIGN", 0x80000000, 0, 0, 0x80000000),
+  ("FSIGN", 0x00000001, 0, 0, 0x3F800000),
+  ("FNEG", 0x7FC12345, 0, 0, 0xFFC12345),    # payload kept
+  ("I2F", 16777217, 0, 0, 0x4B800000),       # 2^24 + 1: tie to even 2^24
+  ("I2F", 16777219, 0, 0, 0x4B800002),       # 2^24 + 3: tie to even 2^24 + 4
+  ("I2F", 0x80000000, 0, 0, 0xCF000000),
+  ("I2F", 0x7FFFFFFF, 0, 0, 0x4F000000),
+  ("U2F", 0xFFFFFFFF, 0, 0, 0x4F800000),
+  ("U2F", 0x80000000, 0, 0, 0x4F000000),
+  ("F2I", 0x4F000000, 0, 0, 0x7FFFFFFF),     # 2^31 saturates
+  ("F2I", 0xCF000000, 0, 0, 0x80000000),
+  ("F2I", 0xCF000001, 0, 0, 0x80000000),
+  ("F2I", 0x4EFFFFFF, 0, 0, 0x7FFFFF80),
+  ("F2I", 0xC0700000, 0, 0, 0xFFFFFFFD),     # -3.75 -> -3
+  ("F2I", 0x7FC00000, 0, 0, 0),
+  ("F2I", 0xFF800000, 0, 0, 0x80000000),
+  ("F2BF16", 0x3F808000, 0, 0, 0x3F80),      # tie to even (down)
+  ("F2BF16", 0x3F818000, 0, 0, 0x3F82),      # tie to even (up)
+  ("F2BF16", 0x3F808001, 0, 0, 0x3F81),
+  ("F2BF16", 0x7F7FFFFF, 0, 0, 0x7F80),      # rounds up to inf
+  ("F2BF16", 0xFFC12345, 0, 0, 0x7FC0),
+  ("BF162F", 0xABCD3F80, 0, 0, 0x3F800000),  # high bits ignored
+  ("FMAC", 0x3F800001, 0x3F800001, 0xBF800000, 0x34800000),  # two roundings: (1+2u) - 1 = 2u, not 2u + u^2
+]
+
+
+def known_reqs(n: int) -> list[tuple]:
+  reqs = []
+  for fn, a, b, c, _ in KNOWN:
+    t = lambda v: np.full((n, n), v, dtype=np.uint32)
+    reqs.append((fn, t(a), t(b), t(c)))
+  return reqs
+
+
+def check_known_golden():
+  """The golden model must agree with the hand-checked answers too."""
+  for fn, a, b, c, exp in KNOWN:
+    t = lambda v: np.full((1, 1), v, dtype=np.uint32)
+    got = int(golden(fn, t(a), t(b), t(c))[0, 0])
+    assert got == exp, f"golden {fn}(0x{a:08x}, 0x{b:08x}, 0x{c:08x}) = 0x{got:08x}, hand-checked 0x{exp:08x}"
+
+
+def directed_reqs(n: int, rng: random.Random) -> list[tuple]:
+  reqs = []
+  for fn in LANE_FNS:
+    if fn in INT_IN:
+      for a in tiles(INT_SPECIAL, n): reqs.append((fn, a, a, a))
+    elif ARITY[fn] == 1:
+      for a in tiles(SPECIAL, n): reqs.append((fn, a, a, a))
+    else:  # every ordered pair of specials; FMAC adds a special c
+      pairs = [(x, y) for x in SPECIAL for y in SPECIAL]
+      aa, bb = tiles([p[0] for p in pairs], n), tiles([p[1] for p in pairs], n)
+      cc = tiles([rng.choice(SPECIAL) for _ in pairs], n)
+      reqs += [(fn, a, b, c) for a, b, c in zip(aa, bb, cc)]
+  # cancellation: x - (x +- a few ulps) and x + (-x +- ulps), across exponents
+  xs = [rng.getrandbits(32) & 0x7FFFFFFF for _ in range(4 * n * n)]
+  xs = [x if (x >> 23) < 0xFF else x & 0x3FFFFFFF for x in xs]
+  ys = [max(0, x + rng.randint(-3, 3)) for x in xs]
+  for a, b in zip(tiles(xs, n), tiles(ys, n)):
+    reqs += [("FSUB", a, b, b), ("FADD", a, b ^ np.uint32(0x80000000), b)]
+  # reductions, argmax and FROTPAIR on special tiles and on tiles with a lone special
+  for fn in TILE_FNS:
+    for a, b in zip(tiles(SPECIAL, n), tiles(SPECIAL[::-1], n)):
+      reqs.append((fn, a, b, b))
+    for v in (0x7FC00000, 0x7F800000, 0xFF800000, 0x80000000, 0x00000001):
+      a = np.full((n, n), F(1.0), dtype=np.uint32); a[rng.randrange(n), rng.randrange(n)] = v
+      reqs.append((fn, a, a, a))
+  for fn in ("FARGMAX_ROW", "FARGMIN_ROW"):  # ties and signed zeros: first index wins
+    a = np.array([rng.choice((0, 0x80000000, F(2.0), F(-2.0))) for _ in range(n * n)], dtype=np.uint32).reshape(n, n)
+    reqs.append((fn, a, a, a))
+  return reqs
+
+
+def rand_tile(rng: random.Random, n: int, fn: str) -> np.ndarray:
+  if fn in INT_IN: return kit.random_tile(rng, n, "int32")[0]
+  if fn in TILE_FNS and rng.random() < 0.6:
+    return kit.random_tile(rng, n, FP32X, only=FINITE)[0]  # mostly finite: exercise rounding order
+  return kit.random_tile(rng, n, FP32X)[0]
+
+
+def random_reqs(n: int, rng: random.Random) -> list[tuple]:
+  reqs = []
+  per_lane = math.ceil(3000 / (n * n))  # a few thousand vectors per lane-wise op
+  per_tile = math.ceil(1600 / (n * n))
+  for fn in ALL_FNS:
+    for _ in range(per_tile if fn in TILE_FNS else per_lane):
+      reqs.append((fn, rand_tile(rng, n, fn), rand_tile(rng, n, fn), rand_tile(rng, n, fn)))
+  rng.shuffle(reqs)
+  return reqs
+
+
+class FpBase(kit.BaseTest):
+  env_cls = FpEnv
+  timeout_us = 20_000
+  def reqs(self, n: int) -> list[tuple]: raise NotImplementedError
+  async def body(self):
+    self.sent = self.reqs(n_of())
+    await ReqSeq("seq", self.sent).start(self.env.req.seqr)
+  def check_phase(self):
+    assert self.env.sb.checked == len(self.sent), f"scoreboard saw {self.env.sb.checked} of {len(self.sent)} responses"
+
+
+@pyuvm.test()
+class FpKnown(FpBase):
+  def reqs(self, n):
+    check_known_golden()
+    return known_reqs(n)
+
+
+@pyuvm.test()
+class FpDirected(FpBase):
+  def reqs(self, n): return directed_reqs(n, self.rng)
+
+
+@pyuvm.test()
+class FpRandom(FpBase):
+  def reqs(self, n): return random_reqs(n, self.rng)
+  def check_phase(self):
+    super().check_phase()
+    for name, g in self.env.cov.cov.groups.items():
+      self.logger.info(f"coverage {name}: {g.pct():.1f}%")
+    pct = self.env.cov.cov.pct()
+    assert pct >= 95.0, f"functional coverage {pct:.1f}% < 95%:\n{self.env.cov.cov.report()}"
+
+
+@pyuvm.test(expect_fail=True)
+class FpBrokenModel(FpBase):
+  broken = True
+  def reqs(self, n): return known_reqs(n)[:10]
