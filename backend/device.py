@@ -135,13 +135,28 @@ class TinyTPUDevice(Compiled):
     super().__init__(device, TinyTPUAllocator(self), [TinyTPURenderer], TinyTPUProgram)
 
 
+def _cpu_unusable() -> bool:
+  """tinygrad 0.14's CPU device compiles its helper programs with clang when it opens."""
+  import shutil
+  return shutil.which(os.environ.get("CC", "clang")) is None
+
+
 def register():
-  """Make `TINYTPU` a tinygrad device (and the default when no other device is usable)."""
+  """Make `TINYTPU` a tinygrad device, and the default when no other device is usable.
+
+  tinygrad 0.14 materialises device-less tensors (`Tensor(2.0).item()`) on its `CPU` device, which
+  cannot open without clang; on such a machine the `CPU` name is served by a TinyTPU core too, so
+  those constants are computed on TinyTPU instead of failing."""
   name = "tinygrad.runtime.ops_tinytpu"
   if name not in sys.modules:
     mod = types.ModuleType(name)
     mod.TinyTPUDevice = TinyTPUDevice
     sys.modules[name] = mod
+  if _cpu_unusable() and not isinstance(sys.modules.get("tinygrad.runtime.ops_cpu"), types.ModuleType) or \
+      (_cpu_unusable() and not hasattr(sys.modules["tinygrad.runtime.ops_cpu"], "_tinytpu")):
+    cpu = types.ModuleType("tinygrad.runtime.ops_cpu")
+    cpu.CPUDevice, cpu._tinytpu = TinyTPUDevice, True
+    sys.modules["tinygrad.runtime.ops_cpu"] = cpu
   import tinygrad.device as tdev
   if "TINYTPU" not in tdev.ALL_DEVICES:
     tdev.ALL_DEVICES.append("TINYTPU")
