@@ -82,6 +82,13 @@ module vpu
       .c_i      (c_i[i]),
       .result_o (int_lane_res[i])
     );
+    vpu_fp_lane u_fp_lane (
+      .fn_i     (fn_i),
+      .a_i      (a_i[i]),
+      .b_i      (b_i[i]),
+      .c_i      (c_i[i]),
+      .result_o (fp_lane_res[i])
+    );
   end
 
   vpu_int_reduce #(.N(N)) u_int_reduce (
@@ -91,10 +98,12 @@ module vpu
     .result_o (int_tile_res)
   );
 
-  // PENDING: the fp32 datapath (vpu_fp_lane per lane, vpu_fp_reduce for the tile) is not in rtl/
-  // yet; until it lands every fp function returns 0.
-  assign fp_lane_res = '0;
-  assign fp_tile_res = '0;
+  vpu_fp_reduce #(.N(N)) u_fp_reduce (
+    .fn_i     (fn_i),
+    .a_i      (a_i),
+    .b_i      (b_i),
+    .result_o (fp_tile_res)
+  );
 
   logic [L-1:0][31:0] result;
   always_comb begin
