@@ -664,22 +664,20 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
       out.append(f"{c[1]}:")
       continue
     mn, ops = c[1], list(c[2:])
-    scratch = iter(range(NPHYS, 16))
     pre, post = [], []
     dst_first = mn not in ("VST", "VSCATTER") and ops and isinstance(ops[0], VT)
+    srcs = [o for k, o in enumerate(ops) if isinstance(o, VT) and not (k == 0 and dst_first)]
     mapping: dict[VT, int] = {}
-    for k, o in enumerate(ops):
-      if not isinstance(o, VT):
-        continue
-      if o in phys:
-        continue
-      if o not in mapping:
-        mapping[o] = next(scratch)
-        is_dst_only = k == 0 and dst_first and o not in ops[1:]
-        if not is_dst_only:
-          pre.append(f"VLD v{mapping[o]}, [s0 + {spill_base + spill[o]}]")
-      if k == 0 and dst_first:
-        post.append(f"VST v{mapping[o]}, [s0 + {spill_base + spill[o]}]")
+    scratch = list(range(NPHYS, 16))
+    for o in srcs:  # spilled sources are reloaded into scratch registers
+      if o not in phys and o not in mapping:
+        mapping[o] = scratch.pop(0)
+        pre.append(f"VLD v{mapping[o]}, [s0 + {spill_base + spill[o]}]")
+    if dst_first and ops[0] not in phys:  # a spilled result is computed in scratch (sources are read first) and stored
+      d = ops[0]
+      if d not in mapping:
+        mapping[d] = scratch.pop(0) if scratch else NPHYS
+      post.append(f"VST v{mapping[d]}, [s0 + {spill_base + spill[d]}]")
     text_ops = [f"v{phys[o]}" if isinstance(o, VT) and o in phys else f"v{mapping[o]}" if isinstance(o, VT) else str(o) for o in ops]
     out += pre + [f"  {mn} {', '.join(text_ops)}".rstrip()] + post
   return "\n".join(out) + "\n", len(spill)
