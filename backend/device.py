@@ -96,7 +96,7 @@ class TinyTPUProgram(Program):
         b.vmem[info.base // L + t] = tile
     for t, vals_ in k.const_tiles.items():
       b.vmem[t] = np.array(vals_, dtype=np.uint32).reshape(cfg.N, cfg.N)
-    for (_, reg), v in zip(k.var_regs, vals):
+    for (_, _, reg), v in zip(k.var_regs, vals):
       b.sregs[reg] = int(v) & 0xFFFFFFFF
     by_slot = {info.slot: info for info in k.bufs}
     for slot in k.written:

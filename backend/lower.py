@@ -71,7 +71,7 @@ class Kernel:
   asm: str
   bufs: list[Buf]
   written: list[int]            # slots the kernel stores to
-  var_regs: list[tuple[str, int]]  # (variable name, scalar register) preloaded from `vals`
+  var_regs: list[tuple[int, str, int]]  # (slot, variable name, scalar register) preloaded from `vals`, in slot order
   vmem_tiles: int               # tiles used, constant pool and spill area included
   const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
 
@@ -214,13 +214,11 @@ class Lowering:
         if self.lane_ranges and self.lane_ranges[-1] not in u.src:
           raise unsupported(u, "a second, non-nested output loop nest")
         self.lane_ranges.append(u)
-    self.extents = []
-    for r in self.lane_ranges:
-      if r.src[0].op is not Ops.CONST and not (r.src[0].op is Ops.CAST and r.src[0].src[0].op is Ops.CONST):
-        raise unsupported(r, "a symbolic output range")
-      self.extents.append(int(r.src[0].src[0].arg if r.src[0].op is Ops.CAST else r.src[0].arg))
-    self.G = math.prod(self.extents)
-    self.strides = [math.prod(self.extents[i + 1:]) for i in range(len(self.extents))]
+    # extents are ints, or uniform UOps for symbolic shapes (then G and the strides live in scalar registers)
+    self.extents = [e if (e := _cint(r.src[0])) is not None else r.src[0] for r in self.lane_ranges]
+    self.symbolic = any(not isinstance(e, int) for e in self.extents)
+    self.G = math.prod(self.extents) if not self.symbolic else None
+    self.strides = [math.prod(self.extents[i + 1:]) for i in range(len(self.extents))] if not self.symbolic else None
     self.bufs: dict[UOp, Buf] = {}
     base = 0
     for u in u0:
@@ -286,7 +284,16 @@ class Lowering:
   def lower(self) -> Kernel:
     self.analyse()
     L, cfg = self.L, self.cfg
-    tiles_g = -(-self.G // L)
+    self.var_regs: list[tuple[int, str, int]] = []
+    for u in self.uops:  # kernel variables first: symbolic extents need them before the lane loop
+      if u.op is Ops.PARAM and u.arg.addrspace == AddrSpace.ALU:
+        r = self.sreg("kernel variable", temp=False)
+        self.var_regs.append((u.arg.slot, u.arg.name, r))
+        self.vals[u] = SReg(r)
+    self.var_regs.sort()  # tinygrad passes `vals` in slot order
+    if self.symbolic:
+      self.lower_symbolic_extents()
+    tiles_g = -(-self.G // L) if not self.symbolic else None
     self.s_g0 = self.sreg("lane base", temp=False)
     self.s_t = self.sreg("lane tile", temp=False)
     self.iota = VT("iota")
@@ -296,8 +303,9 @@ class Lowering:
     self.ins("LI", f"s{self.s_g0}", 0)
     self.ins("LI", f"s{self.s_t}", 0)
     lane_end = self.label()
-    self.lane_count = tiles_g
-    if tiles_g > 0xFFFF:
+    if self.symbolic:
+      self.ins("LOOP", f"s{self.s_count}", lane_end)
+    elif tiles_g > 0xFFFF:
       r = self.sreg("lane loop count", temp=False)
       self.ins("LI", f"s{r}", tiles_g)
       self.ins("LOOP", f"s{r}", lane_end)
@@ -306,10 +314,14 @@ class Lowering:
     self.g = VT("g")
     self.ins("VSPLAT", self.g, f"s{self.s_g0}")
     self.ins("VADD", self.g, self.g, self.iota)
-    if self.G % L:
+    if self.symbolic:
+      lim = VT("glim")
+      self.ins("VSPLAT", lim, f"s{self.s_G}")
+      self.ins("VSUB", lim, lim, self.ones)
+      self.ins("VMIN", self.g, self.g, lim)
+    elif self.G % L:
       lim = self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32)
       self.ins("VMIN", self.g, self.g, lim)
-    self.var_regs: list[tuple[str, int]] = []
     self.written: set[int] = set()
     last_use = self.last_uses()
     dies: dict[int, list[UOp]] = {}
@@ -352,8 +364,42 @@ class Lowering:
         last[sidx] = max(last.get(sidx, -1), eff)
     return last
 
+  def lower_symbolic_extents(self):
+    """G, the strides and the lane-loop count in scalar registers (kept for the whole kernel)."""
+    L = self.L
+    ext = [self.scalar_expr(e) if not isinstance(e, int) else self.scalar(Const(e, dtypes.int32)) for e in self.extents]
+    self.s_strides = []
+    acc = 0
+    for r in reversed(ext):
+      self.s_strides.insert(0, acc)  # 0 stands for a stride of 1
+      if acc == 0:
+        acc = r
+      else:
+        nxt = self.sreg("symbolic stride")
+        self.ins("SMUL", f"s{nxt}", f"s{acc}", f"s{r}")
+        acc = nxt
+    self.s_G, self.s_ext = acc, ext
+    self.s_count = self.sreg("lane loop count")
+    self.ins("SADDI", f"s{self.s_count}", f"s{acc}", L - 1)
+    self.ins("SSRA", f"s{self.s_count}", f"s{self.s_count}", f"s{self.scalar(Const(L.bit_length() - 1, dtypes.int32))}")
+    self.temps = []  # these registers live for the whole kernel
+
   def lane_range_tile(self, r: UOp) -> VT:
     i = self.lane_ranges.index(r)
+    if self.symbolic:
+      t, src = VT(f"r{i}"), self.g
+      if self.s_strides[i]:
+        sp = VT("stride")
+        self.ins("VSPLAT", sp, f"s{self.s_strides[i]}")
+        self.ins("VCDIV", t, src, sp)
+        src = t
+      if i > 0:
+        ep = VT("extent")
+        self.ins("VSPLAT", ep, f"s{self.s_ext[i]}")
+        self.ins("VCMOD", t, src, ep)
+      elif src is self.g:
+        return self.g
+      return t
     S, E = self.strides[i], self.extents[i]
     t = VT(f"r{i}")
     if S == 1 and E == self.G:
@@ -396,7 +442,7 @@ class Lowering:
     buf: Buf = a.buf
     L = self.L
     form = self.lin(a.idx) if a.gate is None else None
-    if form is not None and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
+    if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
@@ -421,7 +467,7 @@ class Lowering:
 
   def lower_uop(self, u: UOp):
     op = u.op
-    if op in (Ops.SINK, Ops.GROUP, Ops.NOOP, Ops.BARRIER):
+    if op in (Ops.SINK, Ops.GROUP, Ops.NOOP, Ops.BARRIER, Ops.STACK):
       return
     if op is Ops.CONST:
       self.vals[u] = Const(u.arg, u.dtype)
@@ -429,10 +475,8 @@ class Lowering:
     if op is Ops.PARAM:
       if u.arg.addrspace == AddrSpace.GLOBAL:
         self.vals[u] = self.bufs[u]
-      else:
-        r = self.sreg("kernel variable", temp=False)
-        self.var_regs.append((u.arg.name if hasattr(u.arg, "name") else str(u.arg), r))
-        self.vals[u] = SReg(r)
+      elif u not in self.vals:
+        raise unsupported(u, f"parameter in address space {u.arg.addrspace}")
       return
     if op is Ops.BUFFER and u.arg.addrspace == AddrSpace.REG:
       self.vals[u] = tuple(VT(f"acc{i}") for i in range(int(u.src[0].arg if u.src[0].op is Ops.CONST else u.src[0].src[0].arg)))
