@@ -22,8 +22,9 @@ from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
-# The backend's configuration: the default core with a scratchpad large enough for real tensors.
-BACKEND_CONFIG = Config(VMEM_TILES=1 << 16)
+# The backend's configuration: the default core with a larger scratchpad (64K int32 elements at N=4;
+# every kernel's buffers must fit, since there is no HBM/DMA yet).
+BACKEND_CONFIG = Config(VMEM_TILES=1 << 12)
 
 
 class TinyTPURenderer(Renderer):

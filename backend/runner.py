@@ -37,9 +37,17 @@ def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
   return path
 
 
+_servers: dict = {}
+
+
 def _rtl(b: Bundle) -> Result:
+  """One co-sim server process per configuration, kept for the life of the program: a kernel costs
+  a bundle write and a reset, not a process start."""
   from tinytpu import cosim
-  return cosim.run(b)
+  srv = _servers.get(b.config)
+  if srv is None or srv.proc.poll() is not None:
+    srv = _servers[b.config] = cosim.Server(b.config)
+  return srv.run(bundle.write(b))
 
 
 def _golden(b: Bundle) -> Result:
