@@ -130,7 +130,7 @@ def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str,
   ntests, failed = _results(xml)
   text = log.read_text(errors="replace") if log.exists() else ""
   if os.environ.get("TINYTPU_VERBOSE"): print(text)
-  else: print("\n".join(l for l in text.splitlines() if "coverage" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
+  else: print("\n".join(l for l in text.splitlines() if "coverage" in l or "utilisation" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
   if failed or ntests == 0:
     print("\n".join(text.splitlines()[-150:]))
     msg = (f"{top} {tag}: {len(failed)} of {ntests} cocotb tests failed: {', '.join(failed) or 'none ran'}\n"
