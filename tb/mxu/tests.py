@@ -161,3 +161,23 @@ class MxuGemm(MxuTest):
       seq += [self.mlw(), self.mmul(0, 0, t, int(blk > 0))]
     await self.send(self.env.cmd, seq)
     await self.readback()
+
+
+@pyuvm.test()
+class MxuTrace(MxuTest):
+  """Logs a cycle-by-cycle trace of MLW, MMUL T=1, MLW, MMUL T=1 (the doc/mxu.md timing diagram)."""
+  async def body(self):
+    from cocotb.triggers import FallingEdge, ReadOnly
+    await self.preload_vmem({0: self.tile(), 1: self.tile()})
+    d, lines = self.dut, []
+
+    async def trace():
+      for c in range(24):
+        await FallingEdge(d.clk_i); await ReadOnly()
+        lines.append(f"{c:3d} cmd={int(d.cmd_valid_i.value) & int(d.cmd_ready_o.value)} row={int(d.row_o.value)} stall={int(d.stall_o.value)} "
+                     f"psum_we={int(d.psum_we_o.value)} addr={int(d.psum_addr_o.value)} r={int(d.psum_row_o.value)} busy={int(d.busy_o.value)}")
+    t = kit.agent.start_soon(trace())
+    await self.send(self.env.cmd, [self.mlw(), self.mmul(0, 0, 1, 0), self.mlw(), self.mmul(1, 1, 1, 0)])
+    await t
+    self.logger.info("trace\n" + "\n".join(lines))
+    await self.idle()
