@@ -1,0 +1,603 @@
+"""Random program generator and RTL-vs-golden lockstep check (doc/random.md).
+
+  generate(seed, config) -> Bundle       a legal, terminating program mixing every instruction family
+  check(seed, config) -> None | str      golden and RTL on that bundle; a mismatch gives a report with
+                                         the minimised program and the command that reproduces it
+  shrink(prog, bad) -> Program           delta debugging on the program tree while bad(prog) holds
+
+A program is a tree: a block is a list of items, an item is a straight-line group of words (`Op`, which
+carries its own address and count set-up so it is legal wherever it lands), a forward `Branch` that
+skips whole items of its own block, or a `Loop` with a body block. Every target is pc-relative, so the
+shrinker can drop any item or unwrap any loop and the emitted program stays legal: in range, properly
+nested, ending in HALT and bounded (loop counts are small constants or masked data).
+
+  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--gather]
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import copy
+import dataclasses
+import sys
+
+import numpy as np
+
+from tinytpu import asm, bundle, isa
+from tinytpu.bundle import Bundle
+from tinytpu.config import DEFAULT, Config
+
+# VPU functions the RTL does not implement yet (`python -m tinytpu.randprog --probe` finds them):
+# delete a name here once its RTL lands
+RTL_MISSING_VPU = ("FEXP2", "FLOG2", "FSIN", "FCOS")
+VPU_FNS = [f for f in isa.VPU_FNS if f not in RTL_MISSING_VPU]
+SALU = [i.mnemonic for i in isa.INSTRS if i.op == isa.OP["SALU"]]
+XLU = list(isa.XLU_FNS)
+TIMING = "s15"     # RDCYCLE and timing RDPERF write only here; nothing reads it and the epilogue overwrites it
+SINK = 15
+VW, PW = 16, 16    # the VMEM / PSUM tiles programs touch (PSUM capped by the configuration)
+MAX_T = 8
+M32 = 0xFFFFFFFF
+
+FP_SPECIAL = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7FA00000,
+              0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000,
+              0x3F000000, 0x40000000, 0x40400000, 0x3FC00000, 0x4B000000, 0x4F000000, 0xCF000000,
+              0x4EFFFFFF, 0x3EFFFFFF, 0x7F000000, 0x0C000000]
+INT_EDGE = [0x80000000, 0x7FFFFFFF, 0x80000001, 0x7FFFFFFE, 0xFFFF, 0x8000, 0xFFFF8000, 0x7F, 0x80, 0xFF,
+            0xFFFFFF80, 0x10000, 31, 32, 33, 0x01010101, 0x80808080, 0x7F7F7F7F]
+CLASSES = ("zero", "one", "small", "edge", "rand", "fpspec", "fp", "int8")
+FLAVORS = {  # weights of CLASSES per tile flavor
+  "int":  (1, 1, 3, 1, 2, 0, 0, 1),
+  "fp":   (.5, .3, 0, 0, 0, 1.5, 5, 0),
+  "int8": (1, 1, 1, 0, 0, 0, 0, 5),
+  "any":  (1, 1, 1, 1, 1, 1, 1, 1),
+}
+FLAVORS = {k: np.array(w) / sum(w) for k, w in FLAVORS.items()}
+
+
+def value(rng: np.random.Generator, flavor: str = "any") -> int:
+  """One 32-bit value from a weighted class: zero, +-1, small, int edges, random bits, fp32 specials..."""
+  c = CLASSES[rng.choice(len(CLASSES), p=FLAVORS[flavor])]
+  if c == "zero": return 0
+  if c == "one": return int(rng.choice([1, M32]))
+  if c == "small": return int(rng.integers(-16, 17)) & M32
+  if c == "edge": return int(rng.choice(INT_EDGE))
+  if c == "rand": return int(rng.integers(0, 1 << 32))
+  if c == "fpspec": return int(rng.choice(FP_SPECIAL))
+  if c == "fp": return int(np.float32(rng.standard_normal() * 10.0 ** rng.integers(-4, 5)).view(np.uint32))
+  return int(rng.integers(-128, 128)) & M32
+
+
+def tile(rng: np.random.Generator, N: int) -> np.ndarray:
+  flavor = str(rng.choice(list(FLAVORS)))
+  return np.array([value(rng, flavor) for _ in range(N * N)], np.uint32).reshape(N, N)
+
+
+def s32(x: int) -> int:
+  return (x & M32) - ((x & 0x80000000) << 1)
+
+
+def word(mn: str, N: int, **vals) -> int:
+  return isa.encode(isa.BY_MNEMONIC[mn], vals, N)
+
+
+# ---------------------------------------------------------------------------------------------
+# the program tree
+@dataclasses.dataclass
+class Op:
+  words: list[int]
+  tag: str                  # family, for coverage; an "lbreak" outside every loop is not emitted
+
+
+@dataclasses.dataclass
+class Branch:
+  mn: str                   # BEQ/BNE/BLT/BGE/JMP
+  sa: int
+  sb: int
+  skip: int                 # items of its block jumped over when taken (clamped to the block)
+
+
+@dataclasses.dataclass
+class Loop:
+  pre: list[int]            # sets up the count register (LOOP)
+  mn: str                   # LOOP or LOOPI
+  count: int                # the register (LOOP) or the count (LOOPI)
+  bound: int                # most iterations it can run
+  body: list
+
+
+@dataclasses.dataclass
+class Program:
+  config: Config
+  items: list
+  vmem: dict[int, np.ndarray]
+  psum: dict[int, np.ndarray]
+  sregs: dict[int, int]
+  vdump: list[int]          # vregs stored by the epilogue to VMEM tiles VW, VW+1, ...
+  sink: int                 # the value the epilogue writes into s15
+
+  def words(self) -> list[int]:
+    N = self.config.N
+    epi = [word("VST", N, vs=v, addr=VW + i, addr_base=0) for i, v in enumerate(self.vdump)]
+    epi += [word("LI", N, sd=SINK, imm=self.sink), word("HALT", N)]
+    return _emit(self.items, 0, N) + epi
+
+  def bundle(self) -> Bundle:
+    N, words = self.config.N, self.words()
+    dumps = [("vmem", 0, VW + len(self.vdump)), ("psum", 0, pw(self.config)), ("sreg", 0, 16)]
+    return Bundle(config=self.config, vmem=dict(self.vmem), psum=dict(self.psum), sregs=dict(self.sregs),
+                  program=words, dumps=dumps, max_cycles=watchdog(self.items, len(words), N))
+
+  def tasm(self) -> str:
+    return asm.bundle_to_tasm(self.bundle())
+
+
+def pw(config: Config) -> int:
+  return min(PW, config.PSUM_TILES)
+
+
+def _emit(items: list, depth: int, N: int, body: bool = False) -> list[int]:
+  """Words of a block; targets are relative, so a block emits the same words wherever it sits."""
+  items = [it for it in items if not (depth == 0 and isinstance(it, Op) and it.tag == "lbreak")]
+  if body and (not items or isinstance(items[-1], (Loop, Branch))):
+    items = items + [Op([word("NOP", N)], "nop")]  # a body ends in a plain instruction (nesting rule, back-edge)
+  parts = []
+  for it in items:
+    if isinstance(it, Op): parts.append(list(it.words))
+    elif isinstance(it, Branch): parts.append([0])  # filled below
+    else:
+      inner = _emit(it.body, depth + 1, N, body=True)
+      loop = word("LOOP", N, count=it.count, end=len(inner) + 1) if it.mn == "LOOP" else \
+        word("LOOPI", N, count=it.count, end=len(inner) + 1)
+      parts.append(list(it.pre) + [loop] + inner)
+  starts = np.cumsum([0] + [len(p) for p in parts]).tolist()
+  for i, it in enumerate(items):
+    if isinstance(it, Branch):
+      t = min(i + 1 + it.skip, len(items) - 1 if body else len(items))  # a body's branch stays in the body
+      off = starts[t] - starts[i]
+      parts[i] = [word("JMP", N, target=off) if it.mn == "JMP" else word(it.mn, N, sa=it.sa, sb=it.sb, target=off)]
+  return [w for p in parts for w in p]
+
+
+def _cost(w: int, N: int) -> int:
+  """Generous cycles one executed word may take (MMUL streams T*N rows; anything else may wait on it)."""
+  ins, vals = isa.decode(w, N)
+  return vals["T"] * N + 4 * N + 24 if ins.mnemonic == "MMUL" else 24 + 4 * N
+
+
+def _dyn(items: list, N: int) -> int:
+  """Upper bound of the cycles a block runs (every branch falls through, every loop runs its bound)."""
+  tot = 0
+  for it in items:
+    if isinstance(it, Op): tot += sum(_cost(w, N) for w in it.words)
+    elif isinstance(it, Branch): tot += 24
+    else: tot += 24 * (len(it.pre) + 2) + max(it.bound, 1) * (_dyn(it.body, N) + 24)
+  return tot
+
+
+def watchdog(items: list, nwords: int, N: int) -> int:
+  return 4 * (_dyn(items, N) + 64 * nwords) + 10_000
+
+
+# ---------------------------------------------------------------------------------------------
+class _Gen:
+  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool):
+    self.rng = np.random.default_rng(seed)
+    self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
+    self.PW = pw(config)
+    r = self.rng
+    self.sp = [int(x) for x in r.choice(np.arange(1, 15), size=int(r.integers(3, 8)), replace=False)]  # scalar pool
+    self.vp = [int(x) for x in r.choice(16, size=int(r.integers(3, 8)), replace=False)]                # vector pool
+    self.hot = None   # (a, T, p) of the last MMUL: later memory ops aim at its tiles
+    self.nwords = 0
+    fam = {"salu": 8, "li": 4, "saddi": 3, "branch": 4, "jmp": 1, "loop": 4, "lbreak": 2, "timing": 1,
+           "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
+           "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
+    if gather: fam |= {"vgather": 2, "vscatter": 2}
+    self.fams, w = list(fam), np.array(list(fam.values()), float)
+    self.p = w / w.sum()
+
+  # operands
+  def s(self) -> int: return int(self.rng.choice(self.sp))
+  def v(self) -> int: return int(self.rng.choice(self.vp))
+  def w(self, mn: str, **vals) -> int: return word(mn, self.N, **vals)
+
+  def addr(self, size: int, span: int = 1, lo: int = 0) -> tuple[list[int], int, int]:
+    """(set-up words, base register, offset) of an address in [lo, size - span] computed explicitly:
+    absolute, LI base + offset, or masked data + offset (a data-dependent address)."""
+    r, hi = self.rng, size - span
+    a = int(r.integers(lo, hi + 1))
+    mode = r.choice(3, p=[.3, .4, .3])
+    if mode == 0: return [], 0, a
+    b = self.s()
+    if mode == 1:
+      off = int(r.integers(-3, 4))
+      return [self.w("LI", sd=b, imm=a - off)], b, off
+    k = int(r.integers(0, int(np.log2(hi - lo + 1)) + 1)) if hi > lo else 0
+    mask, t = (1 << k) - 1, self.s()
+    off = lo + int(r.integers(0, hi - lo - mask + 1))
+    return [self.w("LI", sd=t, imm=mask), self.w("SAND", sd=b, sa=self.s(), sb=t)], b, off
+
+  def vaddr(self, span: int = 1) -> tuple[list[int], int, int]:
+    if self.hot is not None and self.rng.random() < .5:  # a tile the MXU may be reading
+      a, T, _ = self.hot
+      x = a + int(self.rng.integers(0, T))
+      return self.addr_at(min(x, VW - span), span)
+    return self.addr(VW, span)
+
+  def paddr(self, span: int = 1) -> tuple[list[int], int, int]:
+    if self.hot is not None and self.rng.random() < .5:  # a tile the MXU may be writing
+      _, T, p = self.hot
+      x = p + int(self.rng.integers(0, T))
+      return self.addr_at(min(x, self.PW - span), span)
+    return self.addr(self.PW, span)
+
+  def addr_at(self, x: int, span: int) -> tuple[list[int], int, int]:
+    if self.rng.random() < .5: return [], 0, x
+    b, off = self.s(), int(self.rng.integers(-2, 3))
+    return [self.w("LI", sd=b, imm=x - off)], b, off
+
+  # items
+  def item(self, depth: int, mult: int) -> list:
+    r = self.rng
+    while True:
+      f = self.fams[r.choice(len(self.fams), p=self.p)]
+      if f == "lbreak" and depth == 0: continue
+      if f == "loop" and (depth == isa.LOOP_DEPTH or self.nwords > self.length - 4): continue
+      break
+    N = self.N
+    if f == "salu": return [Op([self.w(str(r.choice(SALU)), sd=self.s(), sa=self.s(), sb=self.s())], "salu")]
+    if f == "li": return [Op([self.w("LI", sd=self.s(), imm=s32(value(r)))], "li")]
+    if f == "saddi":
+      imm = int(r.integers(-8, 9)) if r.random() < .6 else s32(value(r))
+      return [Op([self.w("SADDI", sd=self.s(), sa=self.s(), imm=imm)], "saddi")]
+    if f in ("branch", "jmp"):
+      mn = "JMP" if f == "jmp" else str(r.choice(["BEQ", "BNE", "BLT", "BGE"]))
+      sa = self.s()
+      sb = sa if r.random() < .2 else (0 if r.random() < .3 else self.s())
+      return [Branch(mn, sa, sb, int(r.integers(1, 4)))]
+    if f == "lbreak":
+      lb = Op([self.w("LBREAK")], "lbreak")
+      if r.random() < .7:  # mostly conditional: a branch over the LBREAK
+        return [Branch(str(r.choice(["BEQ", "BNE", "BLT", "BGE"])), self.s(), self.s(), 1), lb]
+      return [lb]
+    if f == "loop": return [self.loop(depth, mult)]
+    if f == "timing":
+      if self.perf_retired and r.random() < .3:  # `retired` is architectural: it may flow anywhere
+        return [Op([self.w("RDPERF", sd=self.s(), counter=isa.PERF["retired"])], "rdperf")]
+      if r.random() < .4: return [Op([self.w("RDCYCLE", sd=SINK)], "rdcycle")]
+      return [Op([self.w("RDPERF", sd=SINK, counter=int(r.integers(0, len(isa.PERF_COUNTERS))))], "rdperf")]
+    if f == "vsplat": return [Op([self.w("VSPLAT", vd=self.v(), sa=self.s())], "vsplat")]
+    if f == "vextract":
+      return [Op([self.w("VEXTRACT", sd=self.s(), va=self.v(), r=int(r.integers(N)), c=int(r.integers(N)))], "vextract")]
+    if f in ("vld", "vst"):
+      pre, b, off = self.vaddr()
+      regs = {"vd": self.v()} if f == "vld" else {"vs": self.v()}
+      return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
+    if f in ("pld", "pst"):
+      pre, b, off = self.paddr()
+      regs = {"vd": self.v()} if f == "pld" else {"vs": self.v()}
+      return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
+    if f == "vmov": return [Op([self.w("VMOV", vd=self.v(), va=self.v())], "vmov")]
+    if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]
+    if f == "vfill": return [Op([self.w("VFILL", vd=self.v(), imm=s32(value(r)))], "vfill")]
+    if f == "vpu":
+      fn = str(r.choice(VPU_FNS))
+      names = [o.name for o in isa.BY_MNEMONIC["V" + fn].operands]
+      return [Op([self.w("V" + fn, **{n: self.v() for n in names})], "vpu")]
+    if f == "xlu": return [Op([self.xlu()], "xlu")]
+    if f == "mlw":
+      pre, b, off = self.vaddr()
+      return [Op(pre + [self.w("MLW", addr=off, addr_base=b)], "mlw")]
+    if f == "mmul": return self.mmul()
+    if f == "fence": return [Op([self.w("FENCE")], "fence")]
+    if f == "nop": return [Op([self.w("NOP")], "nop")]
+    return [self.gather_op(f)]
+
+  def xlu(self) -> int:
+    r, N, mn = self.rng, self.N, str(self.rng.choice(XLU))
+    vals = {"vd": self.v(), "va": self.v()}
+    if mn in ("XROT", "XSROT"): vals["k"] = int(r.integers(-2 * N, 2 * N + 1)) if r.random() < .8 else int(r.integers(-(1 << 31), 1 << 31))
+    elif mn in ("XROTS", "XSROTS"): vals["sk"] = self.s()
+    elif mn == "XBCOL": vals["c0"] = int(r.integers(N))
+    elif mn == "XBROW": vals["r0"] = int(r.integers(N))
+    elif mn == "XBSCALAR": vals |= {"r0": int(r.integers(N)), "c0": int(r.integers(N))}
+    elif mn == "XSHUF": vals["vi"] = self.v()
+    return self.w(mn, **vals)
+
+  def mmul(self) -> list:
+    r = self.rng
+    T, acc = int(r.integers(1, MAX_T + 1)), int(r.integers(0, 2))
+    T = min(T, self.PW)
+    if self.hot is not None and r.random() < .3:  # accumulate onto the tiles of the MMUL in flight
+      _, _, p = self.hot
+      p = min(p, self.PW - T)
+      dpre, db, doff = self.addr_at(p, T)
+    else:
+      dpre, db, doff = self.addr(self.PW, T)
+    spre, sb, soff = self.addr(VW, T)
+    if db and any(isa.get_field(x, "rd") == db for x in spre):  # the source set-up would clobber the destination base
+      spre, sb, soff = [], 0, int(r.integers(0, VW - T + 1))
+    out = []
+    if r.random() < .5:  # fresh weights right before (MLW while an earlier MMUL may still stream)
+      pre, b, off = self.addr(VW)
+      out.append(Op(pre + [self.w("MLW", addr=off, addr_base=b)], "mlw"))
+    out.append(Op(dpre + spre + [self.w("MMUL", dst=doff, dst_base=db, src=soff, src_base=sb, T=T, acc=acc)], "mmul"))
+    self.hot = (self.src_tile(spre, sb, soff), T, self.src_tile(dpre, db, doff))
+    return out
+
+  def src_tile(self, pre: list[int], b: int, off: int) -> int:
+    """The tile an address set-up points at when it is static (else the offset, a nearby guess)."""
+    if b and pre and isa.get_field(pre[-1], "op") == isa.OP["LI"]: return isa.sext(isa.get_field(pre[-1], "imm"), 32) + off
+    return off
+
+  def gather_op(self, f: str) -> Op:
+    r, N = self.rng, self.N
+    size = VW * N * N
+    k = int(r.integers(0, int(np.log2(size)) + 1))
+    mask = (1 << k) - 1
+    base = int(r.integers(0, size - mask))
+    vt, vi, b = self.v(), self.v(), self.s()
+    off = int(r.integers(-4, 5))
+    pre = [self.w("VFILL", vd=vt, imm=mask), self.w("VAND", vd=vi, va=self.v(), vb=vt), self.w("LI", sd=b, imm=base - off)]
+    if f == "vgather": return Op(pre + [self.w("VGATHER", vd=self.v(), va=vi, addr=off, addr_base=b)], f)
+    return Op(pre + [self.w("VSCATTER", vs=self.v(), va=vi, vm=self.v(), addr=off, addr_base=b)], f)
+
+  def loop(self, depth: int, mult: int) -> Loop:
+    r = self.rng
+    hi = max(1, min(4, 24 // mult))
+    if r.random() < .4:
+      n = int(r.integers(0, hi + 1)) if r.random() < .9 else 0
+      lp = Loop([], "LOOPI", n, n, [])
+    else:
+      c = self.s()
+      if r.random() < .5:
+        n = int(r.integers(-1, hi + 1))
+        lp = Loop([self.w("LI", sd=c, imm=n)], "LOOP", c, max(n, 0), [])
+      else:  # a data-dependent count: some register masked to 0..hi
+        mask = (1 << int(np.log2(hi + 1))) - 1 if hi >= 1 else 0
+        t = self.s()
+        lp = Loop([self.w("LI", sd=t, imm=mask), self.w("SAND", sd=c, sa=self.s(), sb=t)], "LOOP", c, mask, [])
+    self.nwords += len(lp.pre) + 1
+    lp.body = self.block(depth + 1, mult * max(lp.bound, 1), int(r.integers(1, 7)))
+    return lp
+
+  def block(self, depth: int, mult: int, n: int) -> list:
+    out = []
+    for _ in range(n):
+      if depth and self.nwords > self.length + 16: break
+      items = self.item(depth, mult)
+      self.nwords += sum(len(i.words) if isinstance(i, Op) else 1 for i in items if not isinstance(i, Loop))
+      out += items
+    return out
+
+  def program(self) -> Program:
+    r, N = self.rng, self.N
+    items = []
+    while self.nwords < self.length:
+      items += self.block(0, 1, 1)
+    vmem = {a: tile(r, N) for a in range(VW) if r.random() < .9}
+    psum = {a: tile(r, N) for a in range(self.PW) if r.random() < .8}
+    sregs = {x: value(r) for x in range(1, 15) if r.random() < .8}
+    return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)))
+
+
+def program(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+            perf_retired: bool = True) -> Program:
+  """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
+  `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers."""
+  return _Gen(seed, config, length, gather, perf_retired).program()
+
+
+def generate(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+             perf_retired: bool = True) -> Bundle:
+  """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
+  and the scalar registers, and a watchdog far above the longest possible run."""
+  return program(seed, config, length, gather, perf_retired).bundle()
+
+
+# ---------------------------------------------------------------------------------------------
+# shrinking
+def _blocks(items: list, path=()) -> list[tuple]:
+  """Paths of every block: () is the top level, (i, j) the body of loop j inside the body of loop i."""
+  out = [path]
+  for i, it in enumerate(items):
+    if isinstance(it, Loop): out += _blocks(it.body, path + (i,))
+  return out
+
+
+def _block_at(items: list, path: tuple) -> list:
+  for i in path: items = items[i].body
+  return items
+
+
+def _ddmin(xs: list, bad) -> list:
+  """Drop chunks of xs (halves, quarters, ... single elements) while bad(rest) holds."""
+  n = 2
+  while len(xs) >= 1:
+    chunk = max(1, len(xs) // n)
+    i, removed = 0, False
+    while i < len(xs):
+      trial = xs[:i] + xs[i + chunk:]
+      if bad(trial):
+        xs, removed = trial, True
+      else:
+        i += chunk
+    if chunk == 1 and not removed: break
+    if not removed: n = min(len(xs), n * 2)
+  return xs
+
+
+def shrink(prog: Program, bad, max_tries: int = 3000) -> Program:
+  """Delta debugging: drop items of every block, unwrap loops (body in place of the loop), cut loop
+  counts to 1, drop preloads, while bad(program) still holds."""
+  tries = [0]
+  def test(p: Program) -> bool:
+    if tries[0] >= max_tries: return False
+    tries[0] += 1
+    try: return bool(bad(p))
+    except Exception: return False  # a candidate that breaks the harness is not the bug we are after
+  prog = copy.deepcopy(prog)
+  changed = True
+  while changed and tries[0] < max_tries:
+    changed = False
+    for path in _blocks(prog.items):
+      try: blk = _block_at(prog.items, path)
+      except (IndexError, AttributeError): continue  # the block went away in this pass
+      def with_block(xs, path=path):
+        p = copy.deepcopy(prog)
+        blk = _block_at(p.items, path)
+        blk[:] = copy.deepcopy(xs)
+        return p
+      new = _ddmin(list(blk), lambda xs: test(with_block(xs)))
+      if len(new) < len(blk):
+        prog, changed = with_block(new), True
+    for path in _blocks(prog.items)[1:]:  # loops: unwrap, then one iteration
+      try: parent, lp = _block_at(prog.items, path[:-1]), _block_at(prog.items, path[:-1])[path[-1]]
+      except (IndexError, AttributeError): continue
+      if not isinstance(lp, Loop): continue
+      p = copy.deepcopy(prog)
+      blk = _block_at(p.items, path[:-1])
+      blk[path[-1]:path[-1] + 1] = copy.deepcopy(lp.body)
+      if test(p):
+        prog, changed = p, True
+        break  # paths moved
+      if lp.bound > 1 or lp.mn == "LOOP":  # one iteration, no count set-up
+        p = copy.deepcopy(prog)
+        blk = _block_at(p.items, path[:-1])
+        blk[path[-1]] = Loop([], "LOOPI", 1, 1, copy.deepcopy(lp.body))
+        if test(p): prog, changed = p, True
+    for kind in ("vmem", "psum", "sregs"):
+      keys = _ddmin(list(getattr(prog, kind)), lambda ks, kind=kind: test(_keep(prog, kind, ks)))
+      if len(keys) < len(getattr(prog, kind)):
+        prog, changed = _keep(prog, kind, keys), True
+  return prog
+
+
+def _keep(prog: Program, kind: str, keys: list) -> Program:
+  p = copy.deepcopy(prog)
+  setattr(p, kind, {k: v for k, v in getattr(prog, kind).items() if k in keys})
+  return p
+
+
+# ---------------------------------------------------------------------------------------------
+# lockstep check
+_SERVERS: dict = {}
+
+
+def server(config: Config = DEFAULT):
+  """One co-sim server per configuration, reused across seeds (restarted if it died)."""
+  from tinytpu import cosim
+  s = _SERVERS.get(config)
+  if s is None or s.proc.poll() is not None:
+    s = _SERVERS[config] = cosim.Server(config)
+  return s
+
+
+@atexit.register
+def close_servers() -> None:
+  for s in _SERVERS.values():
+    try: s.close()
+    except Exception: pass
+  _SERVERS.clear()
+
+
+def compare(b: Bundle) -> list[str]:
+  """Differences between the RTL and the golden result of a bundle ([] when they agree)."""
+  from tinytpu.golden import interp
+  gold = interp.run(b)
+  try:
+    rtl = server(b.config).run(bundle.write(b))
+  except Exception as e:  # a crashed or hung co-sim is a mismatch too
+    _SERVERS.pop(b.config, None)
+    return [f"co-sim failed: {e}"]
+  return bundle.diff_results(rtl, gold)
+
+
+def repro(seed: int, config: Config, gather: bool) -> str:
+  args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + (["--gather"] if gather else [])
+  return f".venv/bin/python -m tinytpu.randprog {' '.join(args)} --trace out.vcd"
+
+
+def _cfg_str(c: Config) -> str:
+  return ",".join(f"{k}={v}" for k, v in c.sv_params().items())
+
+
+def lockstep(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+             shrink_it: bool = True) -> tuple[str | None, Program]:
+  """(report or None, the minimised program on a mismatch else the seed's program)."""
+  prog = program(seed, config, length, gather)
+  diffs = compare(prog.bundle())
+  if not diffs: return None, prog
+  small = shrink(prog, lambda p: bool(compare(p.bundle()))) if shrink_it else prog
+  sdiffs = compare(small.bundle()) if shrink_it else diffs
+  lines = [f"seed {seed} ({config.name}): RTL != golden"]
+  lines += ["  " + d for d in diffs[:12]]
+  lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
+  lines += ["  " + d for d in sdiffs[:12]]
+  lines.append(small.tasm().rstrip())
+  lines.append(f"reproduce with waves: {repro(seed, config, gather)}")
+  return "\n".join(lines), small
+
+
+def check(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False) -> str | None:
+  """Run golden and RTL on the seed's program; None if every dump, status, trap and pc agree, else a
+  report: the seed, the differences, the minimised program as TASM and the command with waves."""
+  return lockstep(seed, config, length, gather)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+def probe(config: Config = DEFAULT, seed: int = 0) -> list[str]:
+  """Mnemonics whose one-instruction program differs between RTL and golden on random operands:
+  the VPU functions the RTL lacks show up here (and any bug in the others)."""
+  rng, N = np.random.default_rng(seed), config.N
+  bad = []
+  mnems = ["V" + f for f in isa.VPU_FNS] + XLU + ["VGATHER", "VSCATTER"]
+  for mn in mnems:
+    g = _Gen(seed, config, 0, True, True)
+    g.vp, g.sp = [1, 2, 3, 4], [1, 2]
+    if mn in ("VGATHER", "VSCATTER"): op = g.gather_op(mn.lower())
+    elif mn in XLU:
+      w = g.xlu()
+      while isa.decode(w, N)[0].mnemonic != mn: w = g.xlu()  # random immediates for this op
+      op = Op([w], "xlu")
+    else: op = Op([word(mn, N, **{o.name: i + 1 for i, o in enumerate(isa.BY_MNEMONIC[mn].operands)})], "vpu")
+    loads = Op([word("VLD", N, vd=i, addr=i, addr_base=0) for i in range(1, 5)], "vld")
+    p = Program(config, [loads, op], {a: tile(rng, N) for a in range(VW)}, {}, {1: value(rng), 2: value(rng)}, [1, 2, 3, 4], 0)
+    if compare(p.bundle()): bad.append(mn)
+  return bad
+
+
+def main(argv: list[str] | None = None) -> int:
+  ap = argparse.ArgumentParser(prog="python -m tinytpu.randprog", description="random programs, RTL vs golden in lockstep")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--seeds", type=int, default=1, help="run seeds seed .. seed+N-1")
+  ap.add_argument("--length", type=int, default=80)
+  ap.add_argument("--config", default=None, help="e.g. N=8,VMEM_TILES=256")
+  ap.add_argument("--gather", action="store_true", help="include VGATHER/VSCATTER")
+  ap.add_argument("--trace", default=None, help="waveform of the (minimised, on a mismatch) program")
+  ap.add_argument("--print", action="store_true", help="print the program as TASM")
+  ap.add_argument("--probe", action="store_true", help="list the VPU/XLU/gather ops where RTL != golden")
+  a = ap.parse_args(argv)
+  from tinytpu import cosim
+  config = Config.from_str(a.config) if a.config else DEFAULT
+  if a.probe:
+    bad = probe(config)
+    print("RTL != golden on:", " ".join(bad) if bad else "nothing")
+    return 1 if bad else 0
+  fails = 0
+  for seed in range(a.seed, a.seed + a.seeds):
+    if a.print: print(program(seed, config, a.length, a.gather).tasm())
+    rep, prog = lockstep(seed, config, a.length, a.gather)
+    fails += rep is not None
+    print(rep if rep is not None else f"seed {seed}: ok", flush=True)
+    if a.trace:  # the minimised program on a mismatch, else the whole one
+      open(a.trace + ".bundle", "w").write(bundle.write(prog.bundle()))
+      cosim.run_bundle(bundle.write(prog.bundle()), config, trace=a.trace)
+      print(f"wrote {a.trace} and its bundle {a.trace}.bundle")
+  if a.seeds > 1: print(f"{a.seeds - fails}/{a.seeds} seeds agree")
+  return 1 if fails else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
