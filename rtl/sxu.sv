@@ -8,8 +8,10 @@
 // a booked write waits (RAW), a writer whose result would land before an earlier write to the
 // same register waits (WAW), a booked slot or a busy unit holds the issue (unit). The VMEM and
 // PSUM tiles that in-flight MXU commands read or write are tracked as bounding ranges until the
-// MXU is idle; a VST/PST/PLD touching them waits. So every program has sequential semantics while
-// the MXU and multi-cycle VPU ops run in the background.
+// MXU is idle; a VST/PST/PLD touching them, or a VSCATTER with an active lane in them, waits. So
+// every program has sequential semantics while the MXU and multi-cycle VPU ops run in the
+// background. VGATHER/VSCATTER element addresses (sb + imm + va[l]) are computed and range-checked
+// here on every (active) lane once their vector operands are ready, and issued on iss_eaddr_o.
 //
 // Latency: fetch, decode, execute/issue and next-pc are one combinational stage, so the SXU
 // issues one instruction per cycle when nothing stalls; taken branches and loop back-edges cost no
@@ -26,6 +28,7 @@ module sxu
   parameter int unsigned PLD_LAT    = 1,
   parameter int unsigned XLU_LAT    = 1,
   parameter int unsigned MOV_LAT    = 1,
+  parameter int unsigned GTH_LAT    = 2,
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned LANE_W    = $clog2(N*N)
 ) (
@@ -60,12 +63,16 @@ module sxu
   output logic [31:0]               iss_scalar_o,  // VSPLAT: sa; XROTS/XSROTS: sb; else imm
   output logic [31:0]               iss_addr_o,    // checked tile address (MMUL: PSUM dst)
   output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src
+  output logic [N*N-1:0][31:0]      iss_eaddr_o,   // VGATHER/VSCATTER: checked element addresses
+  output logic [N*N-1:0]            iss_emask_o,   // VSCATTER: active lanes (vm != 0)
   // VRF write-back booked for the end of this cycle
   output logic                      wb_valid_o,
   output logic [3:0]                wb_vd_o,
   output logic [2:0]                wb_src_o,
-  // VEXTRACT reads lane [r][c] of vector register ra (the VRF's read port a)
+  // VEXTRACT reads lane [r][c] of vector register ra (the VRF's read port a); VGATHER/VSCATTER
+  // read their lane offsets there and VSCATTER its mask from register rc (read port c)
   input  logic [N*N-1:0][31:0]      va_tile_i,
+  input  logic [N*N-1:0][31:0]      vm_tile_i,
   // unit status
   input  logic                      vpu_ready_i,   // the VPU accepts the decoded function now
   input  logic                      mxu_ready_i,   // the MXU accepts a command now
@@ -74,9 +81,10 @@ module sxu
 );
 
   // write-back sources (wb_src_o)
-  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_MOV = 3'd4;
+  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_MOV = 3'd4,
+                         WB_GTH = 3'd5;
   localparam int unsigned SLOTS = 16;  // > the longest latency
-  localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES);
+  localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
 
@@ -156,7 +164,8 @@ module sxu
   end
 
   // instruction classes
-  logic is_vpu, is_xlu, is_vld, is_vst, is_pld, is_pst, is_mov, is_mlw, is_mmul, is_vec;
+  logic is_vpu, is_xlu, is_vld, is_vst, is_pld, is_pst, is_mov, is_mlw, is_mmul, is_gth, is_sct;
+  logic is_vec;
   assign is_vpu  = op == OP_VPU;
   assign is_xlu  = op == OP_XLU;
   assign is_vld  = op == OP_VLD;
@@ -166,17 +175,21 @@ module sxu
   assign is_mov  = op inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
   assign is_mlw  = op == OP_MLW;
   assign is_mmul = op == OP_MMUL;
-  assign is_vec  = is_vpu | is_xlu | is_vld | is_vst | is_pld | is_pst | is_mov | is_mlw | is_mmul;
+  assign is_gth  = op == OP_VGATHER;
+  assign is_sct  = op == OP_VSCATTER;
+  assign is_vec  = is_vpu | is_xlu | is_vld | is_vst | is_pld | is_pst | is_mov | is_mlw | is_mmul |
+                   is_gth | is_sct;
 
-  // vector register operands read at issue and the register written
-  logic       rd_va, rd_vb, rd_vc, wr_vd;
+  // vector register operands read at issue (VSCATTER reads vs from rd) and the register written
+  logic       rd_va, rd_vb, rd_vc, rd_vd, wr_vd;
   logic [3:0] lat;
   logic [2:0] src;
   always_comb begin
-    rd_va = is_vpu | is_xlu | (op == OP_VMOV) | (op == OP_VEXTRACT);
+    rd_va = is_vpu | is_xlu | (op == OP_VMOV) | (op == OP_VEXTRACT) | is_gth | is_sct;
     rd_vb = (is_vpu & mask[RB_LSB]) | (is_xlu & (fn == XLU_SHUF)) | is_vst | is_pst;
-    rd_vc = is_vpu & mask[RC_LSB];
-    wr_vd = is_vpu | is_xlu | is_vld | is_pld | is_mov;
+    rd_vc = (is_vpu & mask[RC_LSB]) | is_sct;
+    rd_vd = is_sct;
+    wr_vd = is_vpu | is_xlu | is_vld | is_pld | is_mov | is_gth;
     lat   = 4'(MOV_LAT);
     src   = WB_MOV;
     if (is_vpu) begin
@@ -191,6 +204,9 @@ module sxu
     end else if (is_pld) begin
       lat = 4'(PLD_LAT);
       src = WB_PLD;
+    end else if (is_gth) begin
+      lat = 4'(GTH_LAT);
+      src = WB_GTH;
     end
   end
 
@@ -203,10 +219,27 @@ module sxu
   assign maddr_a = 34'($signed(sb)) + 34'($signed(immlo));
   assign t_cnt   = 34'(fn);
 
+  // element addresses of VGATHER/VSCATTER: every lane of a gather is active, a scatter's lanes
+  // are active where vm != 0; an active lane out of [0, VMEM_TILES*N*N) traps
+  logic signed [33:0]             ebase;
+  logic [N*N-1:0]                 eact, eoob;
+  logic [N*N-1:0][33:0]           eaddr;
+  assign ebase = 34'($signed(sb)) + 34'($signed(imm));
+  always_comb begin
+    for (int l = 0; l < N*N; l++) begin
+      eaddr[l] = ebase + 34'($signed(va_tile_i[l]));
+      eact[l]  = is_gth || (is_sct && vm_tile_i[l] != '0);
+      eoob[l]  = eact[l] && ($signed(eaddr[l]) < 0 || $signed(eaddr[l]) >= VE);
+      iss_eaddr_o[l] = eaddr[l][31:0];
+    end
+  end
+  assign iss_emask_o = eact;
+
   always_comb begin
     vmem_oob = 1'b0;
     psum_oob = 1'b0;
     if (is_vld || is_vst || is_mlw) vmem_oob = addr < 0 || addr >= VT;
+    if (is_gth || is_sct)           vmem_oob = eoob != '0;
     if (is_pld || is_pst)           psum_oob = addr < 0 || addr >= PT;
     if (is_mmul) begin
       vmem_oob = maddr_a < 0 || maddr_a + t_cnt > VT;
@@ -298,16 +331,24 @@ module sxu
     end
   end
 
-  logic in_v, in_p;  // the access hits tiles owned by the MXU
+  logic in_v, in_p, in_e;  // the access hits tiles owned by the MXU
   assign in_v = own_v_q && addr >= own_v_lo_q && addr <= own_v_hi_q;
   assign in_p = own_p_q && addr >= own_p_lo_q && addr <= own_p_hi_q;
+  // a scatter: the tile (element div N*N) of any active lane
+  always_comb begin
+    in_e = 1'b0;
+    for (int l = 0; l < N*N; l++) begin
+      if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo_q &&
+          ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi_q) in_e = own_v_q;
+    end
+  end
 
   logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall;
   assign bg_idle = mxu_idle_i && pending == '0;
   always_comb begin
     stall_raw   = (rd_va && pending[ra]) || (rd_vb && pending[rb]) || (rd_vc && pending[rc]) ||
-                  (is_pld && in_p);
-    stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p);
+                  (rd_vd && pending[rd]) || (is_pld && in_p);
+    stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p) || (is_sct && in_e);
     stall_unit  = (wr_vd && wb_q[lat].valid) || (is_vpu && !vpu_ready_i) ||
                   ((is_mlw || is_mmul) && !mxu_ready_i);
     stall_fence = op == OP_FENCE && !bg_idle;
@@ -327,7 +368,8 @@ module sxu
     else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
     else if (loop_trap) pre_code = TRAP_LOOP_STACK;
   end
-  assign pre_trap = run && pre_code != TRAP_OK;
+  // a gather/scatter checks its element addresses only once its vector operands are written
+  assign pre_trap = run && pre_code != TRAP_OK && !((is_gth || is_sct) && stall_raw);
   assign fire     = run && !pre_trap && !stall;  // the instruction completes this cycle
   assign retire   = fire;
 

@@ -8,8 +8,10 @@
 // after reset once the VMEM/PSUM clearing sweeps are done (not counted in cycles) and while the
 // core is idle or done; start_i runs the program from pc 0.
 // Latency: VLD/PLD/VMOV/VZERO/VFILL/VSPLAT/XLU results are written 1 cycle after issue, VPU
-// results after vpu_latency(fn); VST/PST write in the issue cycle; MXU commands reach the MXU one
-// cycle after issue (an MLW's weight tile is read from VMEM in the issue cycle).
+// results after vpu_latency(fn), VGATHER results after 2 (VMEM's core read port gathers the
+// elements in the issue cycle, then one register stage); VST/PST/VSCATTER write in the issue
+// cycle; MXU commands reach the MXU one cycle after issue (an MLW's weight tile is read from VMEM
+// in the issue cycle).
 module tensorcore
   import tinytpu_pkg::*;
 #(
@@ -50,7 +52,7 @@ module tensorcore
   output logic [31:0]               cycles_o,
   output logic [NUM_PERF-1:0][31:0] perf_o
 );
-  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3;
+  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_GTH = 3'd5;
 
   logic vmem_init, psum_init, running;
 
@@ -60,6 +62,8 @@ module tensorcore
   logic [3:0]         rd, ra, rb, rc;
   logic               iss;
   logic [31:0]        iss_scalar, iss_addr, iss_addr2;
+  logic [L-1:0][31:0] iss_eaddr;
+  logic [L-1:0]       iss_emask;
   logic               wb_valid;
   logic [3:0]         wb_vd;
   logic [2:0]         wb_src;
@@ -96,10 +100,13 @@ module tensorcore
     .iss_scalar_o (iss_scalar),
     .iss_addr_o   (iss_addr),
     .iss_addr2_o  (iss_addr2),
+    .iss_eaddr_o  (iss_eaddr),
+    .iss_emask_o  (iss_emask),
     .wb_valid_o   (wb_valid),
     .wb_vd_o      (wb_vd),
     .wb_src_o     (wb_src),
     .va_tile_i    (va),
+    .vm_tile_i    (vc),
     .vpu_ready_i  (vpu_ready),
     .mxu_ready_i  (mxu_ready),
     .mxu_idle_i   (mxu_idle),
@@ -110,7 +117,7 @@ module tensorcore
   assign ready_o   = vmem_init && psum_init && !running;
 
   // ---------------------------------------------------------------------------------------------
-  // VRF: operands in the issue cycle, one write-back port
+  // VRF: operands in the issue cycle (store data from rb, VSCATTER's from rd), one write-back port
   logic [L-1:0][31:0] wb_data;
   logic               unused_vrf_err;
 
@@ -123,7 +130,7 @@ module tensorcore
     .rb_data_o (vb),
     .rc_addr_i (rc),
     .rc_data_o (vc),
-    .rs_addr_i (rb),
+    .rs_addr_i (op == OP_VSCATTER ? rd : rb),
     .rs_data_o (vs),
     .we0_i     (wb_valid),
     .waddr0_i  (wb_vd),
@@ -135,14 +142,17 @@ module tensorcore
   );
 
   // ---------------------------------------------------------------------------------------------
-  // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW while running, the load ports otherwise
-  logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul;
+  // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW/VGATHER/VSCATTER while running, the
+  // load ports otherwise
+  logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct;
   assign is_vld  = iss && op == OP_VLD;
   assign is_vst  = iss && op == OP_VST;
   assign is_pld  = iss && op == OP_PLD;
   assign is_pst  = iss && op == OP_PST;
   assign is_mlw  = iss && op == OP_MLW;
   assign is_mmul = iss && op == OP_MMUL;
+  assign is_gth  = iss && op == OP_VGATHER;
+  assign is_sct  = iss && op == OP_VSCATTER;
 
   logic [L-1:0][31:0] vmem_rd, psum_rd, mxu_vdata;
   logic               mxu_vreq, mxu_pwe, mxu_pacc;
@@ -156,12 +166,17 @@ module tensorcore
     .clk_i,
     .rst_ni,
     .init_done_o (vmem_init),
-    .rd_req_i    (running ? (is_vld || is_mlw) : 1'b1),
+    .rd_req_i    (running ? (is_vld || is_mlw || is_gth) : 1'b1),
     .rd_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .rd_elem_i   (running && is_gth),
+    .rd_eaddr_i  (iss_eaddr),
     .rd_data_o   (vmem_rd),
     .rd_err_o    (mem_errs[0]),
-    .wr_req_i    (running ? is_vst : vmem_we_i),
+    .wr_req_i    (running ? (is_vst || is_sct) : vmem_we_i),
     .wr_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .wr_elem_i   (running && is_sct),
+    .wr_mask_i   (iss_emask),
+    .wr_eaddr_i  (iss_eaddr),
     .wr_data_i   (running ? vs : vmem_wdata_i),
     .wr_err_o    (mem_errs[1]),
     .mxu_req_i   (mxu_vreq),
@@ -252,12 +267,26 @@ module tensorcore
     end
   end
 
+  // VGATHER: the gathered tile from VMEM's read port, held one more cycle (write-back at 2)
+  logic               gth_fresh_q;
+  logic [L-1:0][31:0] gth_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      gth_fresh_q <= 1'b0;
+      gth_q       <= '0;
+    end else begin
+      gth_fresh_q <= is_gth;
+      if (gth_fresh_q) gth_q <= vmem_rd;
+    end
+  end
+
   always_comb begin
     unique case (wb_src)
       WB_VPU:  wb_data = vpu_res;
       WB_XLU:  wb_data = xlu_res;
       WB_VLD:  wb_data = vmem_rd;
       WB_PLD:  wb_data = psum_rd;
+      WB_GTH:  wb_data = gth_q;
       default: wb_data = mov_q;
     endcase
   end

@@ -6,41 +6,69 @@
 // err the next cycle (never masked or wrapped). After reset a clear sweep writes zero to every
 // tile (one per cycle, TILES cycles); init_done_o rises when it ends, and an access before that
 // is refused with err.
-// Latency: 1 cycle on every port; one tile per cycle per port.
+//
+// Element mode (VGATHER / VSCATTER): VMEM element e is lane e mod N*N of tile e div N*N. With
+// rd_elem_i the core read port returns, in each lane l, the element at rd_eaddr_i[l] (a lane
+// outside [0, TILES*N*N) reads as zero and raises rd_err_o). With wr_elem_i the core write port
+// writes wr_data_i lane l to element wr_eaddr_i[l] for every lane with wr_mask_i[l], in
+// increasing lane order (a later lane wins an equal address); if any masked lane is out of range
+// nothing is written and wr_err_o rises. Unmasked lanes are not checked. The element inputs
+// default to idle so tile-only users need not connect them.
+// Latency: 1 cycle on every port; one tile (or one element per lane) per cycle per port.
 module vmem
   import tinytpu_pkg::*;
 #(
   parameter int unsigned N     = 4,
-  parameter int unsigned TILES = 1024
+  parameter int unsigned TILES = 1024,
+  localparam int unsigned L    = N * N
 ) (
-  input  logic               clk_i,
-  input  logic               rst_ni,
-  output logic               init_done_o,
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  output logic                  init_done_o,
   // core read
-  input  logic               rd_req_i,
-  input  logic [31:0]        rd_addr_i,
-  output logic [N*N*32-1:0]  rd_data_o,
-  output logic               rd_err_o,
+  input  logic                  rd_req_i,
+  input  logic [31:0]           rd_addr_i,
+  input  logic                  rd_elem_i = 1'b0,   // element gather instead of a tile read
+  input  logic [L-1:0][31:0]    rd_eaddr_i = '0,
+  output logic [N*N*32-1:0]     rd_data_o,
+  output logic                  rd_err_o,
   // core write
-  input  logic               wr_req_i,
-  input  logic [31:0]        wr_addr_i,
-  input  logic [N*N*32-1:0]  wr_data_i,
-  output logic               wr_err_o,
+  input  logic                  wr_req_i,
+  input  logic [31:0]           wr_addr_i,
+  input  logic                  wr_elem_i = 1'b0,   // masked element scatter instead of a tile write
+  input  logic [L-1:0]          wr_mask_i = '0,
+  input  logic [L-1:0][31:0]    wr_eaddr_i = '0,
+  input  logic [N*N*32-1:0]     wr_data_i,
+  output logic                  wr_err_o,
   // MXU read
-  input  logic               mxu_req_i,
-  input  logic [31:0]        mxu_addr_i,
-  output logic [N*N*32-1:0]  mxu_data_o,
-  output logic               mxu_err_o
+  input  logic                  mxu_req_i,
+  input  logic [31:0]           mxu_addr_i,
+  output logic [N*N*32-1:0]     mxu_data_o,
+  output logic                  mxu_err_o
 );
-  localparam int unsigned AW = $clog2(TILES);
+  localparam int unsigned AW    = $clog2(TILES);
+  localparam int unsigned LW    = $clog2(L);
+  localparam logic [31:0] ELEMS = 32'(TILES * L);
 
   logic [N*N*32-1:0] mem_q [TILES];
   logic [AW:0]       init_q;  // clear sweep position; TILES when done
   logic              ready, rd_ok, wr_ok, mxu_ok;
 
+  // element mode: per-lane range checks and the gathered lanes
+  logic [L-1:0]      rd_in, wr_in;
+  logic [N*N*32-1:0] gather;
+  always_comb begin
+    gather = '0;
+    for (int l = 0; l < int'(L); l++) begin
+      rd_in[l] = rd_eaddr_i[l] < ELEMS;
+      wr_in[l] = !wr_mask_i[l] || wr_eaddr_i[l] < ELEMS;
+      if (rd_elem_i && rd_in[l]) gather[l*32 +: 32] = mem_q[rd_eaddr_i[l][LW +: AW]][{rd_eaddr_i[l][LW-1:0], 5'd0} +: 32];
+    end
+  end
+
   assign ready  = init_q[AW];
-  assign rd_ok  = ready && rd_addr_i < 32'(TILES);
-  assign wr_ok  = ready && wr_addr_i < 32'(TILES);
+  assign rd_ok  = ready && (rd_elem_i ? &rd_in : rd_addr_i < 32'(TILES));
+  assign wr_ok  = ready && (wr_elem_i ? &wr_in : wr_addr_i < 32'(TILES));
   assign mxu_ok = ready && mxu_addr_i < 32'(TILES);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -50,8 +78,19 @@ module vmem
 
   // the storage itself has no reset: the sweep clears it
   always_ff @(posedge clk_i) begin
-    if (!ready) mem_q[init_q[AW-1:0]] <= '0;
-    else if (wr_req_i && wr_ok) mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
+    if (!ready) begin
+      mem_q[init_q[AW-1:0]] <= '0;
+    end else if (wr_req_i && wr_ok) begin
+      if (!wr_elem_i) begin
+        mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
+      end else begin
+        // in lane order: the last nonblocking write to an element wins
+        for (int l = 0; l < int'(L); l++) begin
+          if (wr_mask_i[l])
+            mem_q[wr_eaddr_i[l][LW +: AW]][{wr_eaddr_i[l][LW-1:0], 5'd0} +: 32] <= wr_data_i[l*32 +: 32];
+        end
+      end
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -62,7 +101,9 @@ module vmem
       wr_err_o   <= 1'b0;
       mxu_err_o  <= 1'b0;
     end else begin
-      rd_data_o  <= rd_req_i && rd_ok ? mem_q[rd_addr_i[AW-1:0]] : '0;
+      // a gather returns its in-range lanes even when another lane is out of range
+      if (rd_req_i && rd_elem_i) rd_data_o <= ready ? gather : '0;
+      else rd_data_o <= rd_req_i && rd_ok ? mem_q[rd_addr_i[AW-1:0]] : '0;
       mxu_data_o <= mxu_req_i && mxu_ok ? mem_q[mxu_addr_i[AW-1:0]] : '0;
       rd_err_o   <= rd_req_i && !rd_ok;
       wr_err_o   <= wr_req_i && !wr_ok;

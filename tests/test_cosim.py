@@ -18,14 +18,14 @@ def _built():
   cosim.build(DEFAULT)
 
 
-def both(tasm: str) -> tuple[bundle.Result, bundle.Result]:
-  b = asm.assemble_bundle(tasm, DEFAULT)
+def both(tasm: str, cfg=DEFAULT) -> tuple[bundle.Result, bundle.Result]:
+  b = asm.assemble_bundle(tasm, cfg)
   text = bundle.write(b)
-  return cosim.run_bundle(text, DEFAULT), interp.run(b)
+  return cosim.run_bundle(text, cfg), interp.run(b)
 
 
-def check(tasm: str) -> bundle.Result:
-  rtl, gold = both(tasm)
+def check(tasm: str, cfg=DEFAULT) -> bundle.Result:
+  rtl, gold = both(tasm, cfg)
   diffs = bundle.diff_results(rtl, gold)
   assert not diffs, "RTL != golden:\n  " + "\n  ".join(diffs) + "\n" + bundle.format_result(rtl)
   return rtl
@@ -465,3 +465,190 @@ def test_issue_rate_independent_single_cycle_ops():
   # one instruction per cycle, plus the final write-back drain after HALT
   assert rtl.cycles <= k + 3, rtl.cycles
   assert rtl.perf["stall_raw"] + rtl.perf["stall_waw"] + rtl.perf["stall_unit"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# VGATHER / VSCATTER: element addresses sb + imm + va[l] over the flat VMEM (element e = lane
+# e mod N*N of tile e div N*N). Index tiles are built here in numpy; the golden interpreter gives
+# the expected memory.
+def gather_patterns(n: int, tiles: int) -> dict[str, tuple[np.ndarray, int, int]]:
+  """name -> (lane offsets va, base sb, imm): every one in range of a `tiles`-tile VMEM."""
+  L, l = n * n, np.arange(n * n)
+  return {
+    "contiguous": (l, 0, 3 * L),
+    "strided": (l * 3, L, 1),
+    "broadcast": (np.full(L, 7), 2 * L, 5),
+    "reversed": (L - 1 - l, 5 * L, 0),
+    "column": ((l % n) * n + l // n, 6 * L, 0),         # a transpose through memory
+    "many_tiles": (l * L + l % 3, 0, 9),                  # one element from each of L tiles
+    "negative": (-l * 5, 40 * L, -2),                     # negative lane offsets, positive base
+    "random": (RNG.integers(0, tiles * L, L), 0, 0),
+    "last_element": (np.full(L, -1), tiles * L, 0),
+  }
+
+
+def _gather_program(n: int, tiles: int, data_tiles: int) -> str:
+  pats = gather_patterns(n, tiles)
+  lines, extra = [], []
+  for i, (name, (va, base, imm)) in enumerate(pats.items()):
+    lines += [f"  VLD v1, [s0 + {200 + i}]", f"  LI s2, {base}",
+              f"  VGATHER v{2 + i % 4}, v1, [s2 + {imm}]",   # immediately after the VLD of its offsets (RAW)
+              f"  VST v{2 + i % 4}, [s0 + {100 + i}]"]        # immediately after the gather (RAW, latency 2)
+    extra.append(f".vmem {200 + i} {tile(va)}")
+  data = [f".vmem {k} {tile(RNG.integers(-(1 << 31), (1 << 31) - 1, n * n, endpoint=True))}" for k in range(data_tiles)]
+  data.append(f".vmem {tiles - 1} {tile(RNG.integers(0, 1000, n * n))}")
+  # a gather right after a VST to one of its source tiles must see the store
+  lines += ["  VFILL v8, 77", "  VST v8, [s0 + 1]", "  VLD v1, [s0 + 200]", "  LI s2, 0",
+            f"  VGATHER v9, v1, [s2 + {n * n}]", "  VST v9, [s0 + 120]",
+            # a gather whose offsets come from a long-latency op, and WAW with a later write
+            "  VFILL v10, 3", f"  VFILL v11, {n * n}", "  VCDIV v12, v1, v10", f"  VGATHER v13, v12, [s0 + {2 * n * n}]",
+            "  VMOV v13, v13", "  VADD v14, v13, v13", "  VGATHER v14, v1, [s0 + 0]", "  VFILL v14, 5", "  VST v13, [s0 + 121]",
+            "  VST v14, [s0 + 122]", "  VGATHER v15, v1, [s0 + 0]", "  VGATHER v15, v11, [s0 + 0]", "  VST v15, [s0 + 123]"]
+  return "\n".join(lines + ["  HALT"] + data + extra +
+                   [f".dump vmem 100 {len(pats)}", ".dump vmem 120 4", ".run 10000"])
+
+
+def test_vgather_patterns():
+  check(_gather_program(N, DEFAULT.VMEM_TILES, 48))
+
+
+def _scatter_program(n: int) -> str:
+  L, l = n * n, np.arange(n * n)
+  vals = RNG.integers(-(1 << 31), (1 << 31) - 1, L, endpoint=True)
+  mask = RNG.integers(0, 2, L) * RNG.integers(1, 1 << 31, L)   # any nonzero lane is active
+  return "\n".join([
+    "  VLD v1, [s0 + 200]",    # values
+    "  VLD v2, [s0 + 201]",    # mask
+    "  VLD v3, [s0 + 202]",    # offsets: reversed
+    "  VLD v4, [s0 + 203]",    # offsets: duplicates (lanes collide in pairs and fours)
+    "  VLD v5, [s0 + 204]",    # offsets: a column of every tile in a run (negative, positive base)
+    "  VFILL v6, 1",
+    f"  LI s1, {L}",
+    "  VSCATTER v1, v3, v2, [s1 + 0]",          # masked, reversed into tile 1
+    "  VSCATTER v1, v4, v6, [s1 + 2]",          # duplicates, every lane: the later lane wins
+    "  VSCATTER v1, v4, v2, [s1 + 11]",         # duplicates, masked
+    f"  LI s2, {20 * L}",
+    "  VSCATTER v1, v5, v6, [s2 - 1]",          # across tiles
+    # later reads see the scatters: VLD, VGATHER, MLW + MMUL
+    "  VLD v7, [s0 + 1]",
+    "  VST v7, [s0 + 120]",
+    "  VGATHER v8, v3, [s1 + 0]",
+    "  VST v8, [s0 + 121]",
+    "  VSCATTER v1, v3, v6, [s0 + 0]",         # tile 0 = reversed values, then the MXU reads it at once
+    "  MLW [s0 + 0]",
+    "  MMUL [s0 + 0], [s0 + 1], 2, 0",
+    # operands written by pending ops: vs from a divide, va from a VADD, vm from a VMOV
+    "  VFILL v9, 2",
+    "  VCDIV v10, v1, v9",
+    "  VADD v11, v3, v6",
+    "  VMOV v12, v2",
+    f"  VSCATTER v10, v11, v12, [s0 + {100 * L}]",
+    "  VFILL v10, 0",                           # WAR: must not disturb the scatter's vs
+    "  FENCE",
+    "  HALT",
+    f".vmem 200 {tile(vals)}", f".vmem 201 {tile(mask)}", f".vmem 202 {tile(L - 1 - l)}",
+    f".vmem 203 {tile(l // 2 * 2 - (l % 4 == 3) * 2)}", f".vmem 204 {tile(l * L + 1)}",
+    ".dump vmem 0 4", f".dump vmem 19 {L + 2}", ".dump vmem 100 2", ".dump vmem 120 2",
+    ".dump psum 0 2", ".run 10000"])
+
+
+def test_vscatter_masks_duplicates_and_readers():
+  check(_scatter_program(N))
+
+
+def test_vscatter_while_mmul_in_flight():
+  # MMUL T=12 streams activation tiles 0..11; a scatter into tile 5 must wait for it (the MXU reads
+  # the old data), one into tile 30 need not; a later MMUL sees the scattered tile
+  L = N * N
+  acts = rand_tiles(12, -128, 127)
+  w = rand_tiles(1, -128, 127)[0]
+  rtl = check("\n".join([
+    "  VLD v1, [s0 + 50]",
+    "  VLD v2, [s0 + 51]",
+    "  VFILL v3, 1",
+    "  VFILL v4, 0",
+    "  MLW [s0 + 40]",
+    "  MMUL [s0 + 0], [s0 + 0], 12, 0",
+    f"  LI s1, {30 * L}",
+    "  VSCATTER v1, v2, v3, [s1 + 0]",           # misses the MMUL's tiles
+    "  VSCATTER v1, v2, v4, [s0 + 0]",           # no active lane: nothing to wait for
+    f"  LI s2, {5 * L}",
+    "  VSCATTER v1, v2, v3, [s2 + 0]",           # hits tile 5
+    "  MMUL [s0 + 12], [s0 + 5], 1, 0",
+    "  FENCE",
+    "  HALT",
+    *[f".vmem {k} {tile(t)}" for k, t in enumerate(acts)],
+    f".vmem 40 {tile(w)}", f".vmem 50 {tile(rand_tiles(1, -128, 127)[0])}", f".vmem 51 {tile(np.arange(L)[::-1])}",
+    ".dump vmem 0 12", ".dump vmem 30 1", ".dump psum 0 13", ".run 10000"]))
+  assert rtl.perf["stall_waw"] > 0   # the hitting scatter waited
+
+
+@pytest.mark.parametrize("case", ["gather_high", "gather_negative", "scatter_active", "scatter_pending_index"])
+def test_gather_scatter_traps(case):
+  L, VE = N * N, DEFAULT.VMEM_TILES * N * N
+  offs = np.arange(L)
+  if case == "gather_high": offs[L - 1] = VE - 1    # base 1: lane L-1 is one past the end
+  if case == "gather_negative": offs[3] = -2         # base 1: -1
+  if case == "scatter_active": offs[2] = VE
+  prog = {
+    "gather_high": "  VGATHER v3, v1, [s1 + 0]",
+    "gather_negative": "  VGATHER v3, v1, [s1 + 0]",
+    "scatter_active": "  VSCATTER v2, v1, v4, [s1 + 0]",
+    # the stale offsets (VFILL) are out of range; the trap is decided on the VCDIV's result
+    "scatter_pending_index": f"  VFILL v5, {VE}\n  VCDIV v5, v1, v4\n  VSCATTER v2, v5, v4, [s1 - 1]\n  VFILL v6, -1\n"
+                             f"  VSCATTER v2, v6, v4, [s1 - 2]",
+  }[case]
+  rtl = check("\n".join([
+    "  VLD v1, [s0 + 10]", "  VFILL v2, 55", "  VFILL v4, 1", "  LI s1, 1", prog,
+    "  VST v2, [s0 + 3]", "  HALT", f".vmem 10 {tile(offs)}", ".dump vmem 0 4", ".dump sreg", ".run 1000"]))
+  assert (rtl.status, rtl.trap) == ("trap", "vmem_out_of_range")
+
+
+def test_vscatter_inactive_lanes_not_checked():
+  L, VE = N * N, DEFAULT.VMEM_TILES * N * N
+  offs = np.arange(L) * 5
+  offs[1::2] = np.resize([VE, -(1 << 31), (1 << 31) - 1, -VE], L // 2)   # inactive and out of range
+  mask = np.arange(L) % 2 == 0
+  rtl = check("\n".join([
+    "  VLD v1, [s0 + 10]", "  VLD v2, [s0 + 11]", "  VLD v4, [s0 + 12]", f"  LI s1, {L}",
+    "  VSCATTER v2, v1, v4, [s1 + 1]", "  VLD v3, [s0 + 1]", "  VST v3, [s0 + 5]", "  HALT",
+    f".vmem 10 {tile(offs)}", f".vmem 11 {tile(RNG.integers(0, 1000, L))}", f".vmem 12 {tile(mask)}",
+    ".dump vmem 0 6", ".run 1000"]))
+  assert rtl.status == "ok"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gather_scatter_random_programs(seed):
+  # random mixes of VLD/VST/VGATHER/VSCATTER/VPU ops over 8 tiles: ordering, masks, collisions
+  rng, L = np.random.default_rng(seed), N * N
+  lines, data = [], []
+  for k in range(6):
+    data.append(f".vmem {20 + k} {tile(rng.integers(-3, 8 * L + 3, L))}")   # offsets (base 3 keeps them in range)
+    data.append(f".vmem {30 + k} {tile(rng.integers(0, 3, L))}")            # masks
+  data += [f".vmem {k} {tile(rng.integers(-1000, 1000, L))}" for k in range(8)]
+  for _ in range(60):
+    r = lambda: rng.integers(1, 16)
+    kind = rng.choice(["vld_off", "vld_mask", "vld", "vst", "gather", "scatter", "vadd", "mlw"],
+                      p=[.15, .1, .1, .15, .2, .2, .03, .07])
+    lines.append({
+      "vld_off": lambda: f"  VLD v{r()}, [s0 + {20 + rng.integers(0, 6)}]",
+      "vld_mask": lambda: f"  VLD v{r()}, [s0 + {30 + rng.integers(0, 6)}]",
+      "vld": lambda: f"  VLD v{r()}, [s0 + {rng.integers(0, 8)}]",
+      "vst": lambda: f"  VST v{r()}, [s0 + {rng.integers(0, 8)}]",
+      "gather": lambda: f"  VGATHER v{r()}, v{r()}, [s1 + 0]",
+      "scatter": lambda: f"  VSCATTER v{r()}, v{r()}, v{r()}, [s1 + 0]",
+      "vadd": lambda: f"  VADD v{r()}, v{r()}, v{r()}",
+      "mlw": lambda: f"  MLW [s0 + {rng.integers(0, 8)}]\n  MMUL [s0 + 0], [s0 + {rng.integers(0, 7)}], 2, 1",
+    }[kind]())
+  # offsets may be anything after VADDs: trap or not, RTL and golden must agree
+  lines = ["  LI s1, 3"] + [f"  VLD v{k}, [s0 + {20 + k % 6}]" for k in range(1, 16)] + lines
+  check("\n".join(lines + ["  FENCE", "  HALT"] + data + [".dump vmem 0 10", ".dump psum 0 2", ".dump sreg", ".run 10000"]))
+
+
+# N = 8 (its own build, about 2 minutes): one gather program and one scatter program
+def test_gather_scatter_n8():
+  from tinytpu.config import Config
+  cfg = Config(N=8, VMEM_TILES=256)
+  cosim.build(cfg)
+  check(_gather_program(8, cfg.VMEM_TILES, 48), cfg)
+  check(_scatter_program(8), cfg)
