@@ -11,7 +11,7 @@ skips whole items of its own block, or a `Loop` with a body block. Every target 
 shrinker can drop any item or unwrap any loop and the emitted program stays legal: in range, properly
 nested, ending in HALT and bounded (loop counts are small constants or masked data).
 
-  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--gather]
+  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--no-gather] [--probe]
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ TIMING = "s15"     # RDCYCLE and timing RDPERF write only here; nothing reads it
 SINK = 15
 VW, PW = 16, 16    # the VMEM / PSUM tiles programs touch (PSUM capped by the configuration)
 MAX_T = 8
+LENGTH = 120       # static program words, roughly
 M32 = 0xFFFFFFFF
 
 FP_SPECIAL = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7FA00000,
@@ -190,7 +191,7 @@ class _Gen:
     self.vp = [int(x) for x in r.choice(16, size=int(r.integers(3, 8)), replace=False)]                # vector pool
     self.hot = None   # (a, T, p) of the last MMUL: later memory ops aim at its tiles
     self.nwords = 0
-    fam = {"salu": 8, "li": 4, "saddi": 3, "branch": 4, "jmp": 1, "loop": 4, "lbreak": 2, "timing": 1,
+    fam = {"salu": 8, "li": 4, "saddi": 3, "branch": 4, "jmp": 1, "loop": 6, "lbreak": 2, "timing": 1,
            "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
            "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
     if gather: fam |= {"vgather": 2, "vscatter": 2}
@@ -382,14 +383,14 @@ class _Gen:
     return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)))
 
 
-def program(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
             perf_retired: bool = True) -> Program:
   """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
   `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers."""
   return _Gen(seed, config, length, gather, perf_retired).program()
 
 
-def generate(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
              perf_retired: bool = True) -> Bundle:
   """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
   and the scalar registers, and a watchdog far above the longest possible run."""
@@ -467,7 +468,7 @@ def shrink(prog: Program, bad, max_tries: int = 3000) -> Program:
         blk = _block_at(p.items, path[:-1])
         blk[path[-1]] = Loop([], "LOOPI", 1, 1, copy.deepcopy(lp.body))
         if test(p): prog, changed = p, True
-    for kind in ("vmem", "psum", "sregs"):
+    for kind in ("vmem", "psum", "sregs", "vdump"):
       keys = _ddmin(list(getattr(prog, kind)), lambda ks, kind=kind: test(_keep(prog, kind, ks)))
       if len(keys) < len(getattr(prog, kind)):
         prog, changed = _keep(prog, kind, keys), True
@@ -476,7 +477,8 @@ def shrink(prog: Program, bad, max_tries: int = 3000) -> Program:
 
 def _keep(prog: Program, kind: str, keys: list) -> Program:
   p = copy.deepcopy(prog)
-  setattr(p, kind, {k: v for k, v in getattr(prog, kind).items() if k in keys})
+  old = getattr(prog, kind)
+  setattr(p, kind, {k: v for k, v in old.items() if k in keys} if isinstance(old, dict) else list(keys))
   return p
 
 
@@ -514,8 +516,9 @@ def compare(b: Bundle) -> list[str]:
   return bundle.diff_results(rtl, gold)
 
 
-def repro(seed: int, config: Config, gather: bool) -> str:
-  args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + (["--gather"] if gather else [])
+def repro(seed: int, config: Config, length: int, gather: bool) -> str:
+  args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + \
+    ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"])
   return f".venv/bin/python -m tinytpu.randprog {' '.join(args)} --trace out.vcd"
 
 
@@ -523,7 +526,7 @@ def _cfg_str(c: Config) -> str:
   return ",".join(f"{k}={v}" for k, v in c.sv_params().items())
 
 
-def lockstep(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False,
+def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
              shrink_it: bool = True) -> tuple[str | None, Program]:
   """(report or None, the minimised program on a mismatch else the seed's program)."""
   prog = program(seed, config, length, gather)
@@ -536,11 +539,11 @@ def lockstep(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool
   lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
   lines += ["  " + d for d in sdiffs[:12]]
   lines.append(small.tasm().rstrip())
-  lines.append(f"reproduce with waves: {repro(seed, config, gather)}")
+  lines.append(f"reproduce with waves: {repro(seed, config, length, gather)}")
   return "\n".join(lines), small
 
 
-def check(seed: int, config: Config = DEFAULT, length: int = 80, gather: bool = False) -> str | None:
+def check(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True) -> str | None:
   """Run golden and RTL on the seed's program; None if every dump, status, trap and pc agree, else a
   report: the seed, the differences, the minimised program as TASM and the command with waves."""
   return lockstep(seed, config, length, gather)[0]
@@ -572,9 +575,9 @@ def main(argv: list[str] | None = None) -> int:
   ap = argparse.ArgumentParser(prog="python -m tinytpu.randprog", description="random programs, RTL vs golden in lockstep")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--seeds", type=int, default=1, help="run seeds seed .. seed+N-1")
-  ap.add_argument("--length", type=int, default=80)
+  ap.add_argument("--length", type=int, default=LENGTH)
   ap.add_argument("--config", default=None, help="e.g. N=8,VMEM_TILES=256")
-  ap.add_argument("--gather", action="store_true", help="include VGATHER/VSCATTER")
+  ap.add_argument("--no-gather", dest="gather", action="store_false", help="leave out VGATHER/VSCATTER")
   ap.add_argument("--trace", default=None, help="waveform of the (minimised, on a mismatch) program")
   ap.add_argument("--print", action="store_true", help="print the program as TASM")
   ap.add_argument("--probe", action="store_true", help="list the VPU/XLU/gather ops where RTL != golden")

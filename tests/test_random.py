@@ -1,0 +1,158 @@
+"""Random programs (tinytpu/randprog.py): RTL and golden in lockstep on many seeds, the shrinker on a
+fake mismatch, and what the generator covers (every family, dynamically: taken and not-taken branches,
+LBREAK, skipped and 4-deep loops, MXU work overlapping conflicting and independent vector work).
+
+  TINYTPU_SEED_BASE=<first seed> SEEDS=<count> pytest tests/test_random.py
+"""
+import os
+
+import numpy as np
+import pytest
+
+from tinytpu import bundle, isa, randprog
+from tinytpu.config import DEFAULT
+from tinytpu.golden import interp
+
+BASE = int(os.environ.get("TINYTPU_SEED_BASE", "1000"))
+SEEDS = int(os.environ.get("SEEDS", "50"))
+COVER = range(BASE, BASE + 50)  # the seeds the lockstep test runs by default
+
+
+def mnemonics(words):
+  return [isa.decode(w, DEFAULT.N) for w in words]
+
+
+# ---------------------------------------------------------------------------------------------
+def test_lockstep_rtl_golden():
+  from tinytpu import cosim
+  cosim.build(DEFAULT)
+  try:
+    fails = [r for seed in range(BASE, BASE + SEEDS) if (r := randprog.check(seed, DEFAULT)) is not None]
+  finally:
+    randprog.close_servers()
+  assert not fails, f"{len(fails)}/{SEEDS} seeds differ:\n\n" + "\n\n".join(fails)
+
+
+# ---------------------------------------------------------------------------------------------
+def trace(b: bundle.Bundle):
+  """Run the golden model and record what executed: (pc, mnemonic, operands, sregs before, outcome)."""
+  m = interp.Machine(b.config)
+  m.load(b)
+  log = []
+  def wrap(pc, f):
+    ins, o = isa.decode(m.program[pc], m.N)
+    def g(n):
+      before = list(m.sregs)
+      r = f(n)
+      log.append((pc, ins.mnemonic, o, before, r, len(m.loops)))
+      return r
+    return g
+  m._fns = [wrap(pc, f) for pc, f in enumerate(m._fns)]
+  status = m.run(b.max_cycles)
+  return status, log, m.retired
+
+
+def addr(o, s, name="addr"):
+  return interp.s32(s[o[name + "_base"]]) + o[name]
+
+
+def test_generator_covers_every_family():
+  seen, taken, not_taken, hits = set(), set(), set(), dict.fromkeys(
+    ["lbreak", "loop_skipped", "depth4", "mxu_conflict", "mxu_independent", "mmul_T_acc"], 0)
+  tacc = set()
+  for seed in COVER:
+    b = randprog.generate(seed, DEFAULT)
+    for ins, o in mnemonics(b.program):
+      seen.add(ins.mnemonic)
+      if ins.mnemonic == "MMUL": tacc.add((o["T"], o["acc"]))
+    status, log, retired = trace(b)
+    assert status == ("ok", None, None), f"seed {seed}: {status}"
+    assert retired * 20 < b.max_cycles, f"seed {seed}: the watchdog margin is too thin"
+    last_mmul = None  # (index in log, src range, dst range)
+    for i, (pc, mn, o, s, r, depth) in enumerate(log):
+      if mn in ("BEQ", "BNE", "BLT", "BGE"):
+        (taken if r is not None else not_taken).add(mn)
+      hits["lbreak"] += mn == "LBREAK"
+      hits["loop_skipped"] += mn in ("LOOP", "LOOPI") and r != pc + 1
+      hits["depth4"] += depth == isa.LOOP_DEPTH
+      if mn == "MMUL":
+        a, p = addr(o, s, "src"), addr(o, s, "dst")
+        last_mmul = (i, range(a, a + o["T"]), range(p, p + o["T"]))
+      elif last_mmul and i - last_mmul[0] <= 4:
+        _, src, dst = last_mmul
+        if mn in ("VST", "MLW") and addr(o, s) in src or mn in ("PST", "PLD") and addr(o, s) in dst:
+          hits["mxu_conflict"] += 1
+        if isa.BY_MNEMONIC[mn].unit in ("vpu", "xlu"):
+          hits["mxu_independent"] += 1
+  want = {i.mnemonic for i in isa.INSTRS} - {"V" + f for f in randprog.RTL_MISSING_VPU} - {"HALT"}
+  assert not want - seen, f"never generated: {sorted(want - seen)}"
+  assert taken == not_taken == {"BEQ", "BNE", "BLT", "BGE"}, (taken, not_taken)
+  assert tacc == {(T, acc) for T in range(1, 9) for acc in (0, 1)}, sorted(tacc)
+  assert all(v > 0 for k, v in hits.items() if k != "mmul_T_acc"), hits
+
+
+def test_timing_values_never_reach_a_dump():
+  """RDCYCLE and the timing RDPERF counters give the RTL's cycle-dependent values: overwrite them with
+  garbage in the golden model and every dump must stay the same."""
+  rng = np.random.default_rng(0)
+  for seed in COVER:
+    b = randprog.generate(seed, DEFAULT)
+    ref = interp.run(b)
+    m = interp.Machine(b.config)
+    m.load(b)
+    for pc, w in enumerate(m.program):
+      ins, o = isa.decode(w, m.N)
+      timing = ins.mnemonic == "RDCYCLE" or ins.mnemonic == "RDPERF" and o["counter"] != isa.PERF["retired"]
+      if timing and o["sd"]:
+        m._fns[pc] = lambda n, d=o["sd"]: m.sregs.__setitem__(d, int(rng.integers(0, 1 << 32)))
+    st = m.run(b.max_cycles)
+    dumps = [x for k, a, c in b.dumps for x in m.dump(k, a, c)]
+    got = bundle.Result(dumps, m.retired, ref.perf, *st)
+    assert not bundle.diff_results(ref, got), f"seed {seed}: {bundle.diff_results(ref, got)[:4]}"
+
+
+def test_deterministic_and_legal_text():
+  for seed in (1, 2):
+    a, b = randprog.generate(seed), randprog.generate(seed)
+    assert a == b
+    assert bundle.parse(bundle.write(a), DEFAULT) == a  # the bundle text the RTL gets reads back the same
+  assert randprog.generate(1) != randprog.generate(2)
+
+
+# ---------------------------------------------------------------------------------------------
+def has(p, *mns):
+  got = {ins.mnemonic for ins, _ in mnemonics(p.words())}
+  return all(m in got for m in mns)
+
+
+@pytest.mark.parametrize("want", [("VFDIV", "MMUL"), ("LBREAK",), ("XSHUF", "VSCATTER")])
+def test_shrinker_minimises_a_fake_mismatch(want):
+  seed = next(s for s in COVER if has(randprog.program(s), *want))
+  big = randprog.program(seed)
+  calls = []
+  def bad(p):
+    calls.append(1)
+    return has(p, *want)
+  small = randprog.shrink(big, bad)
+  assert has(small, *want)
+  assert len(small.words()) < len(big.words()) // 3
+  # the minimised program is still legal and terminating, and holds only what the predicate needs
+  r = interp.run(small.bundle())
+  assert r.status == "ok", (r.status, r.trap, r.pc, small.tasm())
+  body = [ins.mnemonic for ins, _ in mnemonics(small.words())]
+  assert len(body) - len(small.vdump) - 2 <= 4 * len(want) + 4, small.tasm()
+  assert not small.vdump and not small.vmem and not small.psum and not small.sregs
+  assert len(calls) < 3000
+
+
+def test_shrinker_keeps_a_data_dependent_mismatch():
+  """A predicate on the golden result itself (a dumped lane value), like a real RTL mismatch."""
+  big = randprog.program(BASE)
+  ref = interp.run(big.bundle())
+  kind, a, tile = next(d for d in ref.dumps if d[0] == "vmem" and d[1] >= randprog.VW and np.any(d[2]))
+  lane = tuple(np.argwhere(tile)[0])
+  def bad(p):
+    r = interp.run(p.bundle())
+    return r.status == "ok" and any(k == kind and x == a and t[lane] == tile[lane] for k, x, t in r.dumps)
+  small = randprog.shrink(big, bad)
+  assert bad(small) and len(small.words()) < len(big.words())
