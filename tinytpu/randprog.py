@@ -346,21 +346,23 @@ class _Gen:
 
   def loop(self, depth: int, mult: int) -> Loop:
     r = self.rng
-    hi = max(1, min(4, 24 // mult))
+    hi = max(1, min(4, 32 // mult))
     if r.random() < .4:
-      n = int(r.integers(0, hi + 1)) if r.random() < .9 else 0
+      n = int(r.integers(1, hi + 1)) if r.random() < .85 else 0
       lp = Loop([], "LOOPI", n, n, [])
     else:
       c = self.s()
       if r.random() < .5:
-        n = int(r.integers(-1, hi + 1))
+        n = int(r.integers(1, hi + 1)) if r.random() < .8 else int(r.integers(-1, 1))
         lp = Loop([self.w("LI", sd=c, imm=n)], "LOOP", c, max(n, 0), [])
       else:  # a data-dependent count: some register masked to 0..hi
         mask = (1 << int(np.log2(hi + 1))) - 1 if hi >= 1 else 0
         t = self.s()
         lp = Loop([self.w("LI", sd=t, imm=mask), self.w("SAND", sd=c, sa=self.s(), sb=t)], "LOOP", c, mask, [])
     self.nwords += len(lp.pre) + 1
-    lp.body = self.block(depth + 1, mult * max(lp.bound, 1), int(r.integers(1, 7)))
+    m = mult * max(lp.bound, 1)
+    deeper = depth + 1 < isa.LOOP_DEPTH and r.random() < .4  # nests often reach the 4-deep limit
+    lp.body = ([self.loop(depth + 1, m)] if deeper else []) + self.block(depth + 1, m, int(r.integers(1, 7)))
     return lp
 
   def block(self, depth: int, mult: int, n: int) -> list:
