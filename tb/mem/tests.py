@@ -16,6 +16,8 @@ class MemTest(kit.BaseTest):
 
   async def reset(self):
     for f, p in channel(self.env.unit).ports().items(): p.put(self.dut, 0)
+    for extra in ("rd_elem_i", "wr_elem_i", "wr_mask_i"):  # VMEM element (gather/scatter) mode: not driven by this env
+      if hasattr(self.dut, extra): getattr(self.dut, extra).value = 0
     await super().reset()
 
   def addr(self, hot):
