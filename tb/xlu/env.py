@@ -170,4 +170,6 @@ def directed(n: int, rng: random.Random) -> list[XluReq]:
 
 
 def random_items(n: int, rng: random.Random, count: int) -> list[XluReq]:
-  return [XluReq(f"r{i}").make(rng, n, rng.choice(FNS), i & 0xFF, rng.choice([0, 0, 0, 0, 1, 2])) for i in range(count)]
+  w = [3 if f == "XBSCALAR" else 1 for f in FNS]  # N*N broadcast positions to reach
+  return [XluReq(f"r{i}").make(rng, n, rng.choices(FNS, weights=w)[0], i & 0xFF, rng.choice([0, 0, 0, 0, 1, 2]))
+          for i in range(count)]

@@ -31,7 +31,7 @@ class XluRandom(XluTest):
   """Random functions, operands and issue gaps; coverage must reach 95% (N <= 8)."""
   async def body(self):
     n = _n()
-    self.count = int(os.environ.get("TINYTPU_XLU_OPS", 0)) or {4: 800, 8: 1200}.get(n, 200)
+    self.count = int(os.environ.get("TINYTPU_XLU_OPS", 0)) or {4: 800, 8: 1500}.get(n, 200)
     await E.ItemsSeq("random", E.random_items(n, self.rng, self.count)).start(self.env.req.seqr)
 
   def check_phase(self):
