@@ -8,6 +8,9 @@ module fp32_add (
   output logic [31:0] result_o
 );
 
+  // one shared simulation model for every instance (many instances, much faster Verilator builds)
+  /* verilator no_inline_module */
+
   localparam logic [31:0] QNAN = 32'h7fc0_0000;
   localparam int unsigned G = 26;          // alignment bits kept below the smaller significand
   localparam int unsigned W = 1 + 24 + G;  // carry bit, significand, alignment bits

@@ -9,6 +9,9 @@ module fp32_div (
   output logic [31:0] result_o
 );
 
+  // one shared simulation model for every instance (many instances, much faster Verilator builds)
+  /* verilator no_inline_module */
+
   localparam logic [31:0] QNAN = 32'h7fc0_0000;
 
   logic sign, a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;

@@ -8,6 +8,9 @@ module fp32_redop (
   output logic [31:0] result_o
 );
 
+  // one shared simulation model for every instance (many instances, much faster Verilator builds)
+  /* verilator no_inline_module */
+
   logic [31:0] sum, prod, mx, mn;
   logic lt, eq;
   fp32_add u_add (.a_i(a_i), .b_i(b_i), .result_o(sum));

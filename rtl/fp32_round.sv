@@ -14,6 +14,9 @@ module fp32_round #(
   output logic [31:0]        result_o
 );
 
+  // one shared simulation model for every instance (many instances, much faster Verilator builds)
+  /* verilator no_inline_module */
+
   localparam int unsigned LZW = $clog2(W + 1);
 
   // leading-zero count (W for a zero significand)

@@ -8,6 +8,9 @@ module fp32_sqrt (
   output logic [31:0] result_o
 );
 
+  // one shared simulation model for every instance (many instances, much faster Verilator builds)
+  /* verilator no_inline_module */
+
   localparam logic [31:0] QNAN = 32'h7fc0_0000;
 
   logic a_nan, a_inf, a_zero;

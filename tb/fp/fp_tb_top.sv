@@ -2,10 +2,13 @@
 // a function and three N x N operand tiles; N*N vpu_fp_lane instances and one vpu_fp_reduce
 // compute it, and the tile-wide functions take the vpu_fp_reduce result. A valid/ready request
 // port and one output register: latency 1 cycle, one request per cycle while res_ready_i.
+// LANES = 0 leaves out the lanes (lane-wise results read 0): vpu_fp_lane does not depend on N, so
+// larger N only need the tile-wide functions, and the model builds much faster without N*N lanes.
 module fp_tb_top
   import tinytpu_pkg::*;
 #(
-  parameter int unsigned N = 4
+  parameter int unsigned N     = 4,
+  parameter bit          LANES = 1'b1
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -24,8 +27,14 @@ module fp_tb_top
   assign fn = vpu_fn_e'(fn_i);
 
   logic [N*N-1:0][31:0] lane_res, tile_res, res_d, res_q;
-  for (genvar i = 0; i < N * N; i++) begin : g_lane
-    vpu_fp_lane u_lane (.fn_i(fn), .a_i(a_i[i]), .b_i(b_i[i]), .c_i(c_i[i]), .result_o(lane_res[i]));
+  if (LANES) begin : g_lanes
+    for (genvar i = 0; i < N * N; i++) begin : g_lane
+      vpu_fp_lane u_lane (.fn_i(fn), .a_i(a_i[i]), .b_i(b_i[i]), .c_i(c_i[i]), .result_o(lane_res[i]));
+    end
+  end else begin : g_no_lanes
+    logic [N*N-1:0][31:0] unused_c;
+    assign unused_c = c_i;
+    assign lane_res = '0;
   end
   vpu_fp_reduce #(.N(N)) u_reduce (.fn_i(fn), .a_i(a_i), .b_i(b_i), .result_o(tile_res));
 
