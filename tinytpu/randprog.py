@@ -11,7 +11,7 @@ skips whole items of its own block, or a `Loop` with a body block. Every target 
 shrinker can drop any item or unwrap any loop and the emitted program stays legal: in range, properly
 nested, ending in HALT and bounded (loop counts are small constants or masked data).
 
-  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--no-gather] [--probe]
+  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--no-gather] [--include FEXP2,...] [--probe]
 """
 from __future__ import annotations
 
@@ -182,10 +182,11 @@ def watchdog(items: list, nwords: int, N: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 class _Gen:
-  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool):
+  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=()):
     self.rng = np.random.default_rng(seed)
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
+    self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
     r = self.rng
     self.sp = [int(x) for x in r.choice(np.arange(1, 15), size=int(r.integers(3, 8)), replace=False)]  # scalar pool
     self.vp = [int(x) for x in r.choice(16, size=int(r.integers(3, 8)), replace=False)]                # vector pool
@@ -283,7 +284,7 @@ class _Gen:
     if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]
     if f == "vfill": return [Op([self.w("VFILL", vd=self.v(), imm=s32(value(r)))], "vfill")]
     if f == "vpu":
-      fn = str(r.choice(VPU_FNS))
+      fn = str(r.choice(self.vpu_fns))
       names = [o.name for o in isa.BY_MNEMONIC["V" + fn].operands]
       return [Op([self.w("V" + fn, **{n: self.v() for n in names})], "vpu")]
     if f == "xlu": return [Op([self.xlu()], "xlu")]
@@ -386,17 +387,18 @@ class _Gen:
 
 
 def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-            perf_retired: bool = True) -> Program:
+            perf_retired: bool = True, include: tuple = ()) -> Program:
   """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
-  `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers."""
-  return _Gen(seed, config, length, gather, perf_retired).program()
+  `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers; `include`
+  takes VPU functions back from RTL_MISSING_VPU (to try an RTL that just gained them)."""
+  return _Gen(seed, config, length, gather, perf_retired, include).program()
 
 
 def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             perf_retired: bool = True) -> Bundle:
+             perf_retired: bool = True, include: tuple = ()) -> Bundle:
   """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
   and the scalar registers, and a watchdog far above the longest possible run."""
-  return program(seed, config, length, gather, perf_retired).bundle()
+  return program(seed, config, length, gather, perf_retired, include).bundle()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,9 +520,10 @@ def compare(b: Bundle) -> list[str]:
   return bundle.diff_results(rtl, gold)
 
 
-def repro(seed: int, config: Config, length: int, gather: bool) -> str:
+def repro(seed: int, config: Config, length: int, gather: bool, include: tuple = ()) -> str:
   args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + \
-    ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"])
+    ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"]) + \
+    ([f"--include {','.join(include)}"] if include else [])
   return f".venv/bin/python -m tinytpu.randprog {' '.join(args)} --trace out.vcd"
 
 
@@ -529,9 +532,9 @@ def _cfg_str(c: Config) -> str:
 
 
 def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             shrink_it: bool = True) -> tuple[str | None, Program]:
+             include: tuple = (), shrink_it: bool = True) -> tuple[str | None, Program]:
   """(report or None, the minimised program on a mismatch else the seed's program)."""
-  prog = program(seed, config, length, gather)
+  prog = program(seed, config, length, gather, include=include)
   diffs = compare(prog.bundle())
   if not diffs: return None, prog
   small = shrink(prog, lambda p: bool(compare(p.bundle()))) if shrink_it else prog
@@ -541,14 +544,15 @@ def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: 
   lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
   lines += ["  " + d for d in sdiffs[:12]]
   lines.append(small.tasm().rstrip())
-  lines.append(f"reproduce with waves: {repro(seed, config, length, gather)}")
+  lines.append(f"reproduce with waves: {repro(seed, config, length, gather, include)}")
   return "\n".join(lines), small
 
 
-def check(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True) -> str | None:
+def check(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
+          include: tuple = ()) -> str | None:
   """Run golden and RTL on the seed's program; None if every dump, status, trap and pc agree, else a
   report: the seed, the differences, the minimised program as TASM and the command with waves."""
-  return lockstep(seed, config, length, gather)[0]
+  return lockstep(seed, config, length, gather, include)[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -582,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
   ap.add_argument("--no-gather", dest="gather", action="store_false", help="leave out VGATHER/VSCATTER")
   ap.add_argument("--trace", default=None, help="waveform of the (minimised, on a mismatch) program")
   ap.add_argument("--print", action="store_true", help="print the program as TASM")
+  ap.add_argument("--include", default="", help="VPU functions taken back from RTL_MISSING_VPU, e.g. FEXP2,FSIN")
   ap.add_argument("--probe", action="store_true", help="list the VPU/XLU/gather ops where RTL != golden")
   a = ap.parse_args(argv)
   from tinytpu import cosim
@@ -590,10 +595,13 @@ def main(argv: list[str] | None = None) -> int:
     bad = probe(config)
     print("RTL != golden on:", " ".join(bad) if bad else "nothing")
     return 1 if bad else 0
+  include = tuple(x.strip().upper() for x in a.include.split(",") if x.strip())
+  if bad := [x for x in include if x not in isa.VPU_FNS]:
+    ap.error(f"--include: not VPU functions: {' '.join(bad)}")
   fails = 0
   for seed in range(a.seed, a.seed + a.seeds):
-    if a.print: print(program(seed, config, a.length, a.gather).tasm())
-    rep, prog = lockstep(seed, config, a.length, a.gather)
+    if a.print: print(program(seed, config, a.length, a.gather, include=include).tasm())
+    rep, prog = lockstep(seed, config, a.length, a.gather, include)
     fails += rep is not None
     print(rep if rep is not None else f"seed {seed}: ok", flush=True)
     if a.trace:  # the minimised program on a mismatch, else the whole one
