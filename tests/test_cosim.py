@@ -1,5 +1,6 @@
 """The RTL co-simulation (tinytpu.cosim, rtl/sim, rtl/tensorcore.sv) against the golden interpreter:
-hand-written programs of every instruction family, every trap code, every bundle rejection (the C++
+hand-written programs of every instruction family, VGATHER/VSCATTER (patterns, masks, collisions, MXU overlap, traps, N=8),
+every trap code, every bundle rejection (the C++
 reader must give the exact message of tinytpu/bundle.py), server mode with no state leaking between
 bundles, and the issue rate of independent vector ops."""
 import numpy as np
