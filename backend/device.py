@@ -22,9 +22,10 @@ from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
-# The backend's configuration: the default core with a larger scratchpad (64K int32 elements at N=4;
-# every kernel's buffers must fit, since there is no HBM/DMA yet).
-BACKEND_CONFIG = Config(VMEM_TILES=1 << 12)
+# The backend's core: the default configuration (one co-sim build serves the tests, the demo and the
+# tools), or TINYTPU_CONFIG="N=8,VMEM_TILES=4096" for another. Every kernel's buffers must fit in
+# VMEM, since there is no HBM/DMA yet.
+BACKEND_CONFIG = Config.from_str(os.environ.get("TINYTPU_CONFIG", ""))
 
 
 class TinyTPURenderer(Renderer):
