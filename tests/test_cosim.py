@@ -1,7 +1,7 @@
 """The RTL co-simulation (tinytpu.cosim, rtl/sim, rtl/tensorcore.sv) against the golden interpreter:
-hand-written programs of every instruction family, VGATHER/VSCATTER (patterns, masks, collisions, MXU overlap, traps, N=8),
-every trap code, every bundle rejection (the C++
-reader must give the exact message of tinytpu/bundle.py), server mode with no state leaking between
+hand-written programs of every instruction family, VGATHER/VSCATTER (patterns, masks, collisions,
+MXU overlap, traps, random mixes, N=8), every trap code, every bundle rejection (the C++ reader
+must give the exact message of tinytpu/bundle.py), server mode with no state leaking between
 bundles, and the issue rate of independent vector ops."""
 import numpy as np
 import pytest
