@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen check-gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem bench-golden clean demo
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all bench-golden clean demo
 
 all: test
 
@@ -25,7 +25,7 @@ venv: $(STAMP)
 # the smoke list: what CI runs
 test: $(STAMP)
 	$(PY) -m tinytpu gen --check
-	$(PYTEST) tests
+	$(PYTEST) -m "not nightly" tests
 
 gen: $(STAMP)
 	$(PY) -m tinytpu gen
@@ -56,6 +56,29 @@ test-xlu: $(STAMP)
 
 test-mem: $(STAMP)
 	$(PYTEST) tests/rtl/test_mem.py
+
+test-fp: $(STAMP)
+	$(PYTEST) tests/rtl/test_fp.py
+
+test-core: $(STAMP)
+	$(PYTEST) tests/rtl/test_core.py
+
+test-cosim: $(STAMP)
+	$(PYTEST) tests/test_cosim.py
+
+SEEDS ?= 50
+test-random: $(STAMP)
+	SEEDS=$(SEEDS) $(PYTEST) tests/test_random.py
+
+# tinygrad programs on the RTL (TINYTPU_TEST_SIM=golden|rtl|both; default both: RTL compared with golden)
+TINYTPU_TEST_SIM ?= both
+export TINYTPU_TEST_SIM
+test-backend: $(STAMP)
+	$(PYTEST) tests/backend
+
+# every test, every configuration (the nightly list until `make regress` lands)
+test-all: $(STAMP)
+	$(PYTEST) tests
 
 bench-golden: $(STAMP)
 	$(PY) -m tinytpu.golden.bench

@@ -5,6 +5,7 @@ build/cocotb/<top>_<hash>/ and reused until a source file (or the Verilator comm
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ _build_timescale = ("1ns", "1ps")
 
 
 def _key(top: str, sources: list[pathlib.Path], params: dict, build_args: list[str], waves: bool) -> str:
-  h = hashlib.sha256(json.dumps([top, sorted(params.items()), build_args, waves]).encode())
+  h = hashlib.sha256(json.dumps([top, [str(s) for s in sources], sorted(params.items()), build_args, waves]).encode())
   return h.hexdigest()[:12]
 
 
@@ -58,7 +59,6 @@ def _results(xml: pathlib.Path) -> tuple[int, list[str]]:
 def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dict | None = None,
           waves: bool = False, build_args: list[str] | None = None) -> pathlib.Path:
   """Build (or reuse) the Verilator model of `top`; returns its build directory."""
-  from cocotb_tools.runner import get_runner
   params = dict(params or {})
   srcs = [pathlib.Path(s).resolve() for s in (sources or [])]
   pkg = tools.RTL / "tinytpu_pkg.sv"
@@ -71,6 +71,14 @@ def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dic
           "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or [])]
   bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
   stamp = _stamp(srcs + ([vlt] if vlt.exists() else []), args)
+  bdir.mkdir(parents=True, exist_ok=True)
+  with open(bdir.parent / f"{bdir.name}.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)  # parallel pytest workers: one builds, the others wait and reuse
+    return _build_locked(top, srcs, params, args, waves, bdir, stamp)
+
+
+def _build_locked(top, srcs, params, args, waves, bdir, stamp) -> pathlib.Path:
+  from cocotb_tools.runner import get_runner
   sfile = bdir / "tinytpu.stamp"
   if (bdir / top).exists() and sfile.exists() and sfile.read_text() == stamp:
     return bdir
