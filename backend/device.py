@@ -23,9 +23,9 @@ from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
 # The backend's core: the default configuration (one co-sim build serves the tests, the demo and the
-# tools), or TINYTPU_CONFIG="N=8,VMEM_TILES=4096" for another. Every kernel's buffers must fit in
+# tools), or TINYTPU_BACKEND_CONFIG="N=8,VMEM_TILES=4096" for another. Every kernel's buffers must fit in
 # VMEM, since there is no HBM/DMA yet.
-BACKEND_CONFIG = Config.from_str(os.environ.get("TINYTPU_CONFIG", ""))
+BACKEND_CONFIG = Config.from_str(os.environ.get("TINYTPU_BACKEND_CONFIG", ""))
 
 
 class TinyTPURenderer(Renderer):
