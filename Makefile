@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all bench-golden clean demo
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all bench bench-golden clean demo
 
 all: test
 
@@ -79,6 +79,10 @@ test-backend: $(STAMP)
 # every test, every configuration (the nightly list until `make regress` lands)
 test-all: $(STAMP)
 	$(PYTEST) tests
+
+# the benchmark suite on the RTL (table, geomeans, co-sim speed, overhead); appends doc/benchmark_history.tsv
+bench: $(STAMP)
+	$(PY) -m tinytpu bench --json build/bench.json
 
 bench-golden: $(STAMP)
 	$(PY) -m tinytpu.golden.bench

@@ -25,7 +25,8 @@ CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
 # The backend's core: the default configuration (one co-sim build serves the tests, the demo and the
 # tools), or TINYTPU_BACKEND_CONFIG="N=8,VMEM_TILES=4096" for another. Every kernel's buffers must fit in
 # VMEM, since there is no HBM/DMA yet.
-BACKEND_CONFIG = Config.from_str(os.environ.get("TINYTPU_BACKEND_CONFIG", ""))
+def backend_config() -> Config:
+  return Config.from_str(os.environ.get("TINYTPU_BACKEND_CONFIG", ""))
 
 
 class TinyTPURenderer(Renderer):
@@ -40,7 +41,7 @@ class TinyTPURenderer(Renderer):
   def __init__(self, target=None):
     if target is not None:
       super().__init__(target)
-    self.cfg = BACKEND_CONFIG
+    self.cfg = backend_config()
 
   def render(self, uops) -> str:
     k = lower.Lowering(list(uops), self.cfg).lower()
@@ -53,7 +54,7 @@ class TinyTPURenderer(Renderer):
 class TinyTPUCompiler(Compiler):
   def compile(self, src: str) -> bytes:
     k: lower.Kernel = pickle.loads(bytes.fromhex(src))
-    words = asm.assemble(k.asm, BACKEND_CONFIG.N)
+    words = asm.assemble(k.asm, k.N)
     return pickle.dumps((k, words))
 
 
@@ -85,7 +86,9 @@ class TinyTPUProgram(Program):
     self.kernel, self.words = pickle.loads(obj.lib)
 
   def __call__(self, *bufs, vals=(), wait=False, **kw):
-    k, cfg = self.kernel, BACKEND_CONFIG
+    k, cfg = self.kernel, backend_config()
+    if cfg.N != k.N:
+      raise RuntimeError(f"TINYTPU: kernel {self.name} was compiled for N={k.N}, the core has N={cfg.N}")
     L = cfg.lanes
     if k.vmem_tiles > cfg.VMEM_TILES:
       raise RuntimeError(f"TINYTPU: kernel {self.name} needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")

@@ -74,6 +74,7 @@ class Kernel:
   var_regs: list[tuple[int, str, int]]  # (slot, variable name, scalar register) preloaded from `vals`, in slot order
   vmem_tiles: int               # tiles used, constant pool and spill area included
   const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
+  N: int
 
 
 def _bits(v, dt: DType) -> int:
@@ -345,7 +346,7 @@ class Lowering:
     text, spills = allocate(self.code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // L: list(range(L))})
+                  {self.const_base // L: list(range(L))}, cfg.N)
 
   def last_uses(self) -> dict[UOp, int]:
     """Index of the last UOp reading each value; a value read inside a loop it was defined outside

@@ -14,6 +14,7 @@ COMMANDS = {
   "run": ("tinytpu.run", "run a bundle on the RTL co-sim (default), --golden or --both; print the result"),
   "asm": ("tinytpu.run:asm_main", "assemble a TASM file into a bundle: asm file.tasm -o bundle.txt"),
   "disasm": ("tinytpu.run:disasm_main", "disassemble a bundle or a file of hex words into TASM"),
+  "bench": ("tinytpu.bench", "the benchmark suite through tinygrad on the RTL: cycles, elems/cycle, MAC utilisation (--json out.json)"),
   "demo": ("tinytpu.demo", "train an int8 MLP on scikit-learn's digits and run its inference on TINYTPU"),
 }
 

@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
   wall = time.time() - t0
   acc = (pred == y_te).mean()
   macs = len(x_te) * (64 * HIDDEN + HIDDEN * 10)
-  from tinytpu.backend.device import BACKEND_CONFIG
-  util = macs / (BACKEND_CONFIG.N ** 2) / max(1, cycles)
+  from tinytpu.backend.device import backend_config
+  util = macs / (backend_config().N ** 2) / max(1, cycles)
   print(f"\nint8 accuracy on TINYTPU   {100 * acc:6.2f} %  (float reference {100 * float_acc:.2f} %)")
   print(f"cycles {cycles}  ({cycles / len(x_te):.0f} per image), MAC utilisation {util:.3f}, wall {wall:.1f} s")
   agree = (pred == infer_numpy(x_te, *q)).mean()

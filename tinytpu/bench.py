@@ -1,0 +1,179 @@
+"""`make bench` / `python -m tinytpu bench [--json out.json]`: the benchmark suite of
+../shared/spec/benchmarks.md through the tinygrad backend, plus co-sim speed, kernel overhead and
+golden-model speed. Benchmarks measure; nothing here is asserted by a test.
+
+Appends a row to doc/benchmark_history.tsv and redraws doc/benchmark_history.png."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HISTORY = ROOT / "doc" / "benchmark_history.tsv"
+PLOT = ROOT / "doc" / "benchmark_history.png"
+# the reference project's published exec-cycle figures (benchmarks.md §3): name -> elems/cycle
+REFERENCE_EXEC = {"add_16": 1.33, "add_256": 1.45, "relu_64": 1.94, "reshape_64": 3.05, "sum_16_scalar": 1.78, "gemm_1x4x4": 1.00}
+FIRST_11 = ["add_16", "add_256", "relu_64", "reshape_64", "sum_16_scalar", "sum_256_scalar", "rowsum_8x8", "colsum_8x8",
+            "gemm_1x4x4", "gemm_4x4x4", "gemm_4x8x4"]
+
+
+def _suite():
+  """name -> (build inputs, compute, work elements, MACs or 0). Inputs are realised before timing."""
+  from tinygrad import Tensor, dtypes
+  D = "TINYTPU"
+  rng = np.random.default_rng(0)
+  i32 = lambda a: Tensor(np.asarray(a, dtype=np.int32), device=D)
+  i8 = lambda *s: Tensor(rng.integers(-128, 128, s).astype(np.int8), device=D).cast(dtypes.int32)
+  f32 = lambda *s: Tensor(rng.standard_normal(s).astype(np.float32), device=D)
+  S = {
+    "add_16": (lambda: (i32(np.arange(16)), i32(np.arange(16))), lambda a, b: a + b, 16, 0),
+    "add_256": (lambda: (i32(np.arange(256)), i32(np.arange(256))), lambda a, b: a + b, 256, 0),
+    "relu_64": (lambda: (i32(np.arange(64) - 32),), lambda a: a.relu(), 64, 0),
+    "reshape_64": (lambda: (i32(np.arange(64)),), lambda a: a.reshape(8, 8).clone(), 64, 0),
+    "sum_16_scalar": (lambda: (i32(np.arange(16)),), lambda a: a.sum(), 16, 0),
+    "sum_256_scalar": (lambda: (i32(np.arange(256)),), lambda a: a.sum(), 256, 0),
+    "rowsum_8x8": (lambda: (i32(np.arange(64).reshape(8, 8)),), lambda a: a.sum(axis=1), 64, 0),
+    "colsum_8x8": (lambda: (i32(np.arange(64).reshape(8, 8)),), lambda a: a.sum(axis=0), 64, 0),
+    "gemm_1x4x4": (lambda: (i32([[1, 2, 3, 4]]), i32(np.eye(4))), lambda a, b: a @ b, 16, 16),
+    "gemm_4x4x4": (lambda: (i32(np.arange(16).reshape(4, 4)), i32(np.eye(4))), lambda a, b: a @ b, 64, 64),
+    "gemm_4x8x4": (lambda: (i32(np.arange(32).reshape(4, 8)), i32(np.ones((8, 4)))), lambda a, b: a @ b, 128, 128),
+    "gemm_64x64x64": (lambda: (i8(64, 64), i8(64, 64)), lambda a, b: a @ b, 64 ** 3, 64 ** 3),
+    "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
+    "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
+  }
+  return S
+
+
+def run_kernel(name, build, compute, elems, macs, N):
+  from tinytpu.backend import runner
+  ins = [t.realize() for t in build()]
+  runner.reset_stats()
+  compute(*ins).realize()
+  cycles = runner.STATS["cycles"]
+  row = {"name": name, "cycles": cycles, "kernels": runner.STATS["kernels"],
+         "elems_per_cycle": elems / cycles if cycles else None}
+  if macs:
+    row["mac_util"] = macs / (N * N) / cycles if cycles else None
+  return row
+
+
+def sim_speed(config) -> float:
+  """Simulated cycles per wall second of the co-sim binary alone, on a long GEMM-heavy bundle."""
+  from tinytpu import bundle, cosim
+  from tinytpu.golden import bench as gbench
+  b = gbench.bundle(400)
+  b.config, b.max_cycles = config, 50_000_000
+  text = bundle.write(b)
+  exe = cosim.build(config)
+  t0 = time.perf_counter()
+  r = subprocess.run([str(exe), "-"], input=text, capture_output=True, text=True)
+  wall = time.perf_counter() - t0
+  res = bundle.parse_result(r.stdout, config)
+  return res.cycles / wall
+
+
+def kernel_overhead_ms(repeats: int = 15) -> float:
+  """Median wall time of one small kernel end to end (render is cached after the first, as in
+  tinygrad; bundle, simulate, parse) minus its simulated work at the measured sim speed."""
+  from tinygrad import Tensor
+  from tinytpu.backend import runner
+  a = Tensor(np.arange(16, dtype=np.int32), device="TINYTPU").realize()
+  times = []
+  for _ in range(repeats + 1):
+    t0 = time.perf_counter()
+    (a + a).realize()  # the same kernel every time: tinygrad's caches hold its program after the first
+    times.append(time.perf_counter() - t0)
+  return statistics.median(times[1:]) * 1e3
+
+
+def geomean(xs):
+  xs = [x for x in xs if x]
+  return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def git_commit() -> str:
+  r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+  return r.stdout.strip() or "unknown"
+
+
+def record(result: dict) -> None:
+  """Append one row to the history and redraw the plot."""
+  cols = ["date", "commit", "geomean_11", "geomean_6_exec", "gemm_64x64x64_mac_util", "sim_cycles_per_s", "kernel_overhead_ms", "golden_instr_per_s"]
+  if not HISTORY.exists():
+    HISTORY.write_text("\t".join(cols) + "\n")
+  gemm = next((k.get("mac_util") for k in result["kernels"] if k["name"] == "gemm_64x64x64"), None)
+  vals = [time.strftime("%Y-%m-%d"), git_commit(), result["geomean_11"], result["geomean_6_exec"], gemm,
+          result["sim_cycles_per_s"], result["kernel_overhead_ms"], result["golden_instr_per_s"]]
+  with HISTORY.open("a") as f:
+    f.write("\t".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals) + "\n")
+  try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+  except ImportError:
+    return
+  rows = [l.split("\t") for l in HISTORY.read_text().splitlines()[1:] if l.strip()]
+  fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+  for ax, (col, label) in zip(axes, [(2, "geomean elems/cycle (11)"), (3, "geomean exec elems/cycle (6)"), (5, "co-sim cycles/s")]):
+    ys = [float(r[col]) if r[col] not in ("None", "") else float("nan") for r in rows]
+    ax.plot(range(len(ys)), ys, marker="o")
+    ax.set_title(label, fontsize=9)
+    ax.set_xticks(range(len(ys)), [r[1] for r in rows], rotation=45, fontsize=7)
+  fig.tight_layout()
+  fig.savefig(PLOT, dpi=80)
+
+
+def main(argv: list[str] | None = None) -> int:
+  ap = argparse.ArgumentParser(prog="python -m tinytpu bench", description=__doc__)
+  ap.add_argument("--json", help="write the results as JSON here")
+  ap.add_argument("--only", help="comma-separated kernel names")
+  ap.add_argument("--no-record", action="store_true", help="do not append to doc/benchmark_history.tsv")
+  args = ap.parse_args(argv)
+  os.environ.setdefault("TINYTPU_SIM", "rtl")
+  # the suite's largest kernels (three 4096-element inputs) need more than the default scratchpad
+  os.environ.setdefault("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=4096")
+  import tinytpu  # noqa: F401
+  from tinytpu.backend.device import backend_config
+  from tinytpu.golden import bench as gbench
+  N = backend_config().N
+  suite = _suite()
+  names = args.only.split(",") if args.only else list(suite)
+  kernels = []
+  print(f"TinyTPU benchmarks, N={N}, runner {os.environ['TINYTPU_SIM']}")
+  print(f"{'kernel':24s} {'cycles':>10s} {'kernels':>7s} {'elems/cycle':>11s} {'MAC util':>8s} {'reference':>9s}")
+  for name in names:
+    build, compute, elems, macs = suite[name]
+    try:
+      row = run_kernel(name, build, compute, elems, macs, N)
+    except Exception as e:  # a benchmark that cannot run is reported, not hidden
+      row = {"name": name, "cycles": None, "elems_per_cycle": None, "error": f"{type(e).__name__}: {e}"[:200]}
+    kernels.append(row)
+    epc, util = row.get("elems_per_cycle"), row.get("mac_util")
+    print(f"{name:24s} {row['cycles'] if row['cycles'] is not None else 'ERROR':>10} {row.get('kernels', ''):>7} "
+          f"{(f'{epc:.3f}' if epc else '-'):>11s} {(f'{util:.3f}' if util else '-'):>8s} {REFERENCE_EXEC.get(name, ''):>9}"
+          + (f"  {row['error']}" if "error" in row else ""))
+  by = {k["name"]: k for k in kernels}
+  g11 = geomean([by[n]["elems_per_cycle"] for n in FIRST_11 if n in by])
+  g6 = geomean([by[n]["elems_per_cycle"] for n in REFERENCE_EXEC if n in by])
+  speed = sim_speed(backend_config()) if os.environ["TINYTPU_SIM"] != "golden" else None
+  overhead = kernel_overhead_ms()
+  gips = gbench.measure()
+  result = {"kernels": kernels, "geomean_11": g11, "geomean_6_exec": g6, "sim_cycles_per_s": speed,
+            "kernel_overhead_ms": overhead, "golden_instr_per_s": gips, "N": N, "runner": os.environ["TINYTPU_SIM"]}
+  fmt = lambda v, f: format(v, f) if v is not None else "-"
+  print(f"geomean elems/cycle, first 11: {fmt(g11, '.3f')} (reference total-cycle geomean 0.663)")
+  print(f"geomean exec elems/cycle, 6 with reference figures: {fmt(g6, '.3f')} (reference 1.65)")
+  print(f"co-sim speed: {fmt(speed, ',.0f')} cycles/s   kernel overhead: {overhead:.1f} ms   golden: {gips:,.0f} instr/s")
+  if args.json:
+    pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
+  if not args.no_record:
+    record(result)
+  return 0
