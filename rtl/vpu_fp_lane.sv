@@ -4,7 +4,8 @@
 // numpy's a*b+c, so it reuses the multiplier and then the adder. Purely combinational
 // (latency 0): vpu.sv registers the result and delays it to the documented latency of the
 // function (FDIV/FRECIP/FSQRT: 6 cycles, so the digit recurrences may be retimed into those
-// stages). Functions that are not lane-wise fp32 ops give 0.
+// stages; FEXP2/FLOG2/FSIN/FCOS: 8 cycles for the multiplier chains of fp32_trans). Functions
+// that are not lane-wise fp32 ops give 0.
 module vpu_fp_lane
   import tinytpu_pkg::*;
 (
@@ -71,6 +72,10 @@ module vpu_fp_lane
     else trunc_res = a_i & ~frac_mask;
   end
 
+  // FEXP2, FLOG2, FSIN, FCOS (fixed-point algorithms of doc/transcendental.md)
+  logic [31:0] trans_res;
+  fp32_trans u_trans (.fn_i(fn_i), .a_i(a_i), .result_o(trans_res));
+
   // F2BF16: round to nearest even at bit 16; a carry out of the fraction rounds up to inf
   logic [15:0] bf16_res;
   assign bf16_res = 16'((a_i + 32'h0000_7fff + 32'(a_i[16])) >> 16);
@@ -98,6 +103,7 @@ module vpu_fp_lane
       VPU_F2I:                      result_o = f2i_res;
       VPU_F2BF16:                   result_o = a_nan ? 32'h0000_7fc0 : {16'd0, bf16_res};
       VPU_BF162F:                   result_o = {a_i[15:0], 16'd0};
+      VPU_FEXP2, VPU_FLOG2, VPU_FSIN, VPU_FCOS: result_o = trans_res;
       default:                      result_o = '0;
     endcase
   end
