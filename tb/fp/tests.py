@@ -7,7 +7,9 @@ the canonical 0x7FC00000 (FNEG, FABS and BF162F keep payloads). Tests:
   cases, and the reductions on special tiles.
 - FpRandom: constrained-random tiles from weighted fp32 operand classes for every op, with
   functional coverage of op x operand class (and op x result class) that must reach 95%.
-- FpBrokenModel: a one-bit-wrong model must fail (proves the scoreboard bites)."""
+- FpBrokenModel: a one-bit-wrong model must fail (proves the scoreboard bites).
+The transcendentals (FEXP2, FLOG2, FSIN, FCOS) are checked bit for bit against golden/transcendental.py,
+with their own directed values (boundaries, powers of two, near-multiples of pi/2) and operand classes."""
 from __future__ import annotations
 
 import math
@@ -22,7 +24,9 @@ from tinytpu.golden.fpops import OPS
 from tinytpu.tb import kit
 
 LANE_FNS = ["FADD", "FSUB", "FMUL", "FDIV", "FRECIP", "FSQRT", "FNEG", "FABS", "FSIGN", "FMAX", "FMIN", "FTRUNC",
-            "FCMPLT", "FCMPEQ", "FCMPNE", "I2F", "U2F", "F2I", "F2BF16", "BF162F", "FMAC"]
+            "FCMPLT", "FCMPEQ", "FCMPNE", "I2F", "U2F", "F2I", "F2BF16", "BF162F", "FMAC",
+            "FEXP2", "FLOG2", "FSIN", "FCOS"]
+TRANS_FNS = ["FEXP2", "FLOG2", "FSIN", "FCOS"]
 RED_FNS = [f"{k}_{s}" for k in ("FSUM", "FMAX", "FMIN", "FPROD") for s in ("ROW", "COL", "TILE")]
 TILE_FNS = RED_FNS + ["FARGMAX_ROW", "FARGMIN_ROW", "FROTPAIR"]
 ALL_FNS = LANE_FNS + TILE_FNS
@@ -46,6 +50,80 @@ def _fp(lo, hi): return lambda r: (r.getrandbits(1) << 31) | (r.randint(lo, hi) 
 FP32X = {**kit.FP32, "tiny": (2, _fp(1, 60)), "huge": (2, _fp(190, 254))}
 FINITE = ["normal", "one", "near_tie", "zero", "subnormal"]
 FP_RESULT_BINS = kit.FP32_BINS
+
+# ---- transcendental operands
+# the float nearest a multiple of pi/2 for 24 exponents (|t| < 2^-26 after range reduction: the
+# hardest cancellations), from an exhaustive search over every significand of every exponent >= 115
+HARD_TRIG = [0x6F79BE45, 0x50A3E87F, 0x6FF9BE45, 0x5123E87F, 0x437CE5F1, 0x7079BE45, 0x6A1976F1, 0x53B146A6,
+             0x65898498, 0x51A3E87F, 0x43FCE5F1, 0x77584625, 0x4C2332E9, 0x4096CBE4, 0x6C55DA58, 0x70F9BE45,
+             0x6A9976F1, 0x5C07BCD0, 0x543146A6, 0x66098498, 0x5223E87F, 0x474D246F, 0x723FA09A, 0x447CE5F1]
+
+
+def _near_axis(r: random.Random) -> int:
+  """The float nearest k * pi/2 (k up to 2^20), a few ulps either way."""
+  k = r.randint(1, 1 << r.randint(1, 20)) * r.choice((1, -1))
+  return max(0, F(k * math.pi / 2) + r.randint(-2, 2))
+
+
+def _pm(r: random.Random, lo: float, hi: float) -> int: return F(r.uniform(lo, hi))
+
+
+TRANS_X = {**FP32X,
+  "exp2_range": (6, _fp(100, 134)),                    # |x| < 256: the main exp2 path
+  "exp2_edge": (3, lambda r: _pm(r, *r.choice(((-151.0, -125.0), (126.0, 129.0), (-256.5, -254.0), (254.0, 256.5))))),
+  "int_valued": (2, lambda r: F(float(r.randint(-300, 300)))),
+  "positive": (3, lambda r: r.randint(1, 254) << 23 | r.getrandbits(23)),
+  "near_one": (2, lambda r: F(1.0) + r.randint(-4096, 4096)),
+  "pow2": (2, lambda r: r.randint(1, 254) << 23 if r.random() < 0.8 else 1 << r.randint(0, 22)),
+  "near_axis": (4, _near_axis),
+  "large": (2, _fp(134, 190)),
+  "hard": (1, lambda r: r.choice(HARD_TRIG) ^ (r.getrandbits(1) << 31)),
+}
+
+TRANS_REGIONS = {
+  "FEXP2": ["nan", "inf", "tiny", "integer", "normal_result", "subnormal_result", "underflow", "overflow"],
+  "FLOG2": ["nan", "negative", "zero", "inf", "subnormal", "pow2", "near_one", "normal"],
+  "FSIN": ["nan", "inf", "tiny", "small", "near_axis", "medium", "large"],
+}
+TRANS_REGIONS["FCOS"] = TRANS_REGIONS["FSIN"]
+
+
+def trans_region(fn: str, x: int) -> str:
+  """The input region of a transcendental operand: where the algorithm takes a different path."""
+  e, m, v = (x >> 23) & 0xFF, x & 0x7FFFFF, kit.b2f(x)
+  if e == 0xFF: return "nan" if m else ("negative" if fn == "FLOG2" and x >> 31 else "inf")
+  if fn == "FEXP2":
+    if abs(v) < 2.0 ** -32: return "tiny"
+    if v >= 128: return "overflow"
+    if v <= -150: return "underflow"
+    if v == int(v): return "integer"
+    return "subnormal_result" if v < -126 else "normal_result"
+  if fn == "FLOG2":
+    if e == 0 and m == 0: return "zero"
+    if x >> 31: return "negative"
+    if e == 0: return "subnormal"
+    if m == 0: return "pow2"
+    return "near_one" if abs(v - 1) < 2.0 ** -10 else "normal"
+  if e < 115: return "tiny"
+  if abs(v) < math.pi / 4: return "small"
+  if 1 <= abs(v) < 2 ** 20 and abs(v * 2 / math.pi - round(v * 2 / math.pi)) < 2.0 ** -12: return "near_axis"
+  return "medium" if abs(v) < 1024 else "large"
+
+
+def trans_directed() -> list[int]:
+  """Boundaries of every transcendental: exp2 overflow/underflow/subnormal edges and integers, log2
+  powers of two (subnormal ones too) and the table interval edges, sin/cos near multiples of pi/2,
+  the |x| < 2^-12 threshold and huge |x|. Each value is also tried negated."""
+  vals = [F(float(i)) for i in range(-160, 161)]
+  for b in (-152, -151, -150, -149, -148, -127, -126, -125, 127, 128, 129, 255, 256, 257):
+    vals += [F(float(b)) + d for d in (-1, 1)]
+  vals += [0x2F800000, 0x2F7FFFFF, 0x2F800001, 0x2F000000, 0x437FFFFF, 0x43800000, 0x43000000, 0x42FFFFFF]
+  vals += [(e << 23) for e in range(1, 255)] + [1 << k for k in range(23)]
+  vals += [F(1.0 + j / 32) + d for j in range(32) for d in (-1, 0, 1)]
+  vals += [F(k * math.pi / 2) + d for k in range(1, 65) for d in (-1, 0, 1)]
+  vals += [F(k * math.pi / 2) for k in (1000, 12345, 1 << 20, 1 << 22, 3 << 22)]
+  vals += HARD_TRIG + [0x39800000, 0x397FFFFF, 0x39800001, 0x39000000, 0x7F7FFFFF, 0x7F000000, 0x5F000000]
+  return vals + [v ^ 0x80000000 for v in vals]
 
 
 def is_nan(x: int) -> bool: return ((x >> 23) & 0xFF) == 0xFF and (x & 0x7FFFFF) != 0
@@ -84,12 +162,14 @@ class FpCoverage(kit.CoverageCollector):
     cov.cross("op_x_b", [f for f in LANE_FNS if ARITY[f] >= 2] + ["FROTPAIR"], kit.FP32_BINS)
     cov.cross("i2f_x_a", sorted(INT_IN), kit.INT32_BINS)
     cov.cross("op_x_result", ROUNDED, FP_RESULT_BINS)
+    cov.bins("trans_x_region", [(f, r) for f in TRANS_FNS for r in TRANS_REGIONS[f]])
 
   def sample_req(self, req):
     fn = req.fn
     for x in np.ravel(req.a):
       if fn in INT_IN: self.cov.hit("i2f_x_a", (fn, kit.classify_int32(int(x))))
       else: self.cov.hit("op_x_a", (fn, kit.classify_fp32(int(x))))
+      if fn in TRANS_FNS: self.cov.hit("trans_x_region", (fn, trans_region(fn, int(x))))
     if ARITY[fn] >= 2 and fn not in TILE_FNS or fn == "FROTPAIR":
       for x in np.ravel(req.b): self.cov.hit("op_x_b", (fn, kit.classify_fp32(int(x))))
     if fn in ROUNDED:
@@ -205,6 +285,48 @@ KNOWN = [
   ("F2BF16", 0xFFC12345, 0, 0, 0x7FC0),
   ("BF162F", 0xABCD3F80, 0, 0, 0x3F800000),  # high bits ignored
   ("FMAC", 0x3F800001, 0x3F800001, 0xBF800000, 0x34800000),  # two roundings: (1+2u) - 1 = 2u, not 2u + u^2
+  # transcendentals: exact answers (doc/transcendental.md "Consequences") and the special cases
+  ("FEXP2", 0x00000000, 0, 0, 0x3F800000),   # 2^0 = 1
+  ("FEXP2", 0x80000000, 0, 0, 0x3F800000),
+  ("FEXP2", 0x3F800000, 0, 0, 0x40000000),   # 2^1
+  ("FEXP2", 0xBF800000, 0, 0, 0x3F000000),   # 2^-1
+  ("FEXP2", 0x41200000, 0, 0, 0x44800000),   # 2^10 = 1024
+  ("FEXP2", 0x42FE0000, 0, 0, 0x7F000000),   # 2^127
+  ("FEXP2", 0x43000000, 0, 0, 0x7F800000),   # 2^128 overflows
+  ("FEXP2", 0xC2FC0000, 0, 0, 0x00800000),   # 2^-126: min normal
+  ("FEXP2", 0xC2FE0000, 0, 0, 0x00400000),   # 2^-127: exact subnormal
+  ("FEXP2", 0xC3150000, 0, 0, 0x00000001),   # 2^-149: min subnormal
+  ("FEXP2", 0xC3160000, 0, 0, 0x00000000),   # 2^-150: a tie, rounds to even 0
+  ("FEXP2", 0x437FFFFF, 0, 0, 0x7F800000),   # 255.99998
+  ("FEXP2", 0xC37FFFFF, 0, 0, 0x00000000),
+  ("FEXP2", 0x7F800000, 0, 0, 0x7F800000),
+  ("FEXP2", 0xFF800000, 0, 0, 0x00000000),
+  ("FEXP2", 0x7FC12345, 0, 0, 0x7FC00000),
+  ("FEXP2", 0x1E3CE508, 0, 0, 0x3F800000),   # 1e-20: 1.0
+  ("FLOG2", 0x3F800000, 0, 0, 0x00000000),   # log2(1) = +0
+  ("FLOG2", 0x41000000, 0, 0, 0x40400000),   # log2(8) = 3
+  ("FLOG2", 0x3E800000, 0, 0, 0xC0000000),   # log2(0.25) = -2
+  ("FLOG2", 0x7F000000, 0, 0, 0x42FE0000),   # log2(2^127) = 127
+  ("FLOG2", 0x00000001, 0, 0, 0xC3150000),   # log2(2^-149) = -149
+  ("FLOG2", 0x00400000, 0, 0, 0xC2FE0000),   # log2(2^-127) = -127
+  ("FLOG2", 0x00000000, 0, 0, 0xFF800000),
+  ("FLOG2", 0x80000000, 0, 0, 0xFF800000),
+  ("FLOG2", 0xBF800000, 0, 0, 0x7FC00000),
+  ("FLOG2", 0x80000001, 0, 0, 0x7FC00000),
+  ("FLOG2", 0x7F800000, 0, 0, 0x7F800000),
+  ("FLOG2", 0xFF800000, 0, 0, 0x7FC00000),
+  ("FLOG2", 0xFFC00001, 0, 0, 0x7FC00000),
+  ("FSIN", 0x00000000, 0, 0, 0x00000000),
+  ("FSIN", 0x80000000, 0, 0, 0x80000000),
+  ("FSIN", 0x80000001, 0, 0, 0x80000001),    # |x| < 2^-12: sin x = x
+  ("FSIN", 0x397FFFFF, 0, 0, 0x397FFFFF),
+  ("FSIN", 0x3FC90FDB, 0, 0, 0x3F800000),    # sin(pi/2) = 1
+  ("FSIN", 0x7F800000, 0, 0, 0x7FC00000),
+  ("FSIN", 0xFFC00000, 0, 0, 0x7FC00000),
+  ("FCOS", 0x00000000, 0, 0, 0x3F800000),
+  ("FCOS", 0x80000001, 0, 0, 0x3F800000),
+  ("FCOS", 0x40490FDB, 0, 0, 0xBF800000),    # cos(pi) = -1
+  ("FCOS", 0xFF800000, 0, 0, 0x7FC00000),
 ]
 
 
@@ -231,6 +353,8 @@ def directed_reqs(n: int, rng: random.Random) -> list[tuple]:
       for a in tiles(INT_SPECIAL, n): reqs.append((fn, a, a, a))
     elif ARITY[fn] == 1:
       for a in tiles(SPECIAL, n): reqs.append((fn, a, a, a))
+    elif fn in TRANS_FNS:
+      for a in tiles(SPECIAL + trans_directed(), n): reqs.append((fn, a, a, a))
     else:  # every ordered pair of specials; FMAC adds a special c
       pairs = [(x, y) for x in SPECIAL for y in SPECIAL]
       aa, bb = tiles([p[0] for p in pairs], n), tiles([p[1] for p in pairs], n)
@@ -257,6 +381,7 @@ def directed_reqs(n: int, rng: random.Random) -> list[tuple]:
 
 def rand_tile(rng: random.Random, n: int, fn: str) -> np.ndarray:
   if fn in INT_IN: return kit.random_tile(rng, n, "int32")[0]
+  if fn in TRANS_FNS: return kit.random_tile(rng, n, TRANS_X)[0]
   if fn in TILE_FNS and rng.random() < 0.6:
     return kit.random_tile(rng, n, FP32X, only=FINITE)[0]  # mostly finite: exercise rounding order
   return kit.random_tile(rng, n, FP32X)[0]
