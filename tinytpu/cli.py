@@ -57,9 +57,10 @@ def doctor(argv: list[str]) -> int:
 
 
 def lint(argv: list[str]) -> int:
-  """Lint every module as its own top, with the project's reviewed waivers."""
+  """Lint every module (rtl/ and the simulation top in rtl/sim/) as its own top, with the project's
+  reviewed waivers."""
   from tinytpu import tools
-  srcs = tools.rtl_sources()
+  srcs = tools.rtl_sources() + sorted((tools.RTL / "sim").glob("*.sv"))
   waivers = [str(tools.RTL / "lint.vlt")] if (tools.RTL / "lint.vlt").exists() else []
   failed = 0
   for src in srcs[1:]:
