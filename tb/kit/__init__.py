@@ -5,5 +5,6 @@ from .operands import INT32, INT8, FP32, draw, classify_int32, classify_fp32, cl
 from .item import Item, random_tile
 from .agent import Sig, Tile, Vec, Channel, Driver, ReadyDriver, Monitor, Agent, Export, pack_tile, unpack_tile, cycles
 from .scoreboard import Scoreboard
+from .sequence import ItemsSeq
 from .coverage import Coverage, Covergroup, CoverageCollector
 from .test import Env, BaseTest, params

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from pyuvm import uvm_sequence
 
 from tinytpu.tb import kit
+from tinytpu.tb.kit import ItemsSeq
 
 M32 = 0xFFFFFFFF
 
@@ -156,10 +156,3 @@ class MemEnv(kit.Env):
     self.agent.ap.connect(self.sb.req_export)
 
 
-class CycSeq(uvm_sequence):
-  def __init__(self, name, items):
-    super().__init__(name); self.items = items
-  async def body(self):
-    for it in self.items:
-      await self.start_item(it)
-      await self.finish_item(it)

@@ -5,7 +5,7 @@ import numpy as np
 import pyuvm
 
 from tinytpu.tb import kit
-from .env import Cyc, CycSeq, MemEnv, channel, spec
+from .env import Cyc, ItemsSeq, MemEnv, channel, spec
 
 M32 = 0xFFFFFFFF
 
@@ -47,7 +47,7 @@ class MemTest(kit.BaseTest):
     return c
 
   async def run(self, items):
-    await CycSeq("seq", items).start(self.env.agent.seqr)
+    await ItemsSeq("seq", items).start(self.env.agent.seqr)
 
 
 @pyuvm.test()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 from cocotb.triggers import FallingEdge, ReadOnly
-from pyuvm import uvm_component, uvm_sequence
+from pyuvm import uvm_component
 
 from tinytpu.golden import mxu as golden
 from tinytpu.tb import kit
+from tinytpu.tb.kit import ItemsSeq
 
 T_BINS = ["1", "2", "3-4", "5-8", "9-32", "33+"]
 CMDS = ["MLW", "MMUL"]
@@ -170,11 +171,3 @@ class MxuEnv(kit.Env):
     self.psd.ap.connect(self.rb.rsp_export)
 
 
-class ListSeq(uvm_sequence):
-  """Sends a prepared list of items."""
-  def __init__(self, name, items):
-    super().__init__(name); self.items = items
-  async def body(self):
-    for it in self.items:
-      await self.start_item(it)
-      await self.finish_item(it)

@@ -5,7 +5,7 @@ import numpy as np
 import pyuvm
 
 from tinytpu.tb import kit
-from .env import Cmd, ListSeq, MxuEnv, Read, Write, bad
+from .env import Cmd, ItemsSeq, MxuEnv, Read, Write, bad
 
 M32 = 0xFFFFFFFF
 
@@ -24,7 +24,7 @@ class MxuTest(kit.BaseTest):
     return kit.random_tile(self.rng, self.n, table, only)[0]
 
   async def send(self, agent, items):
-    await ListSeq("seq", items).start(agent.seqr)
+    await ItemsSeq("seq", items).start(agent.seqr)
 
   async def preload_vmem(self, tiles: dict[int, np.ndarray] | None = None):
     """Random int8-class activation tiles everywhere (or the given ones)."""

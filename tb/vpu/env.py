@@ -18,6 +18,7 @@ from pyuvm import uvm_component, uvm_sequence
 
 from tinytpu import isa
 from tinytpu.tb import kit
+from tinytpu.tb.kit import ItemsSeq
 from tinytpu.tools import RTL
 
 FNS = list(isa.VPU_FNS)                   # index = fn code
@@ -265,17 +266,6 @@ class VpuEnv(kit.Env):
     self.rsp.ap.connect(self.sb.rsp_export)
     self.req.ap.connect(self.cov.export(self.cov.sample))
 
-
-# ---- sequences
-class ItemsSeq(uvm_sequence):
-  """Sends prepared items in order."""
-  def __init__(self, name, items):
-    super().__init__(name); self.items = items
-
-  async def body(self):
-    for it in self.items:
-      await self.start_item(it)
-      await self.finish_item(it)
 
 
 class RandomSeq(uvm_sequence):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from pyuvm import uvm_sequence
 
 from tinytpu import isa
 from tinytpu.golden.xlu import OPS as GOLDEN
 from tinytpu.tb import kit
+from tinytpu.tb.kit import ItemsSeq
 
 FNS = list(isa.XLU_FNS)  # index = fn code
 ROTS = ["XROT", "XROTS", "XSROT", "XSROTS"]
@@ -141,15 +141,6 @@ class XluEnv(kit.Env):
     self.rsp.ap.connect(self.sb.rsp_export)
     self.req.ap.connect(self.cov.export(self.cov.sample))
 
-
-class ItemsSeq(uvm_sequence):
-  def __init__(self, name, items):
-    super().__init__(name); self.items = items
-
-  async def body(self):
-    for it in self.items:
-      await self.start_item(it)
-      await self.finish_item(it)
 
 
 def directed(n: int, rng: random.Random) -> list[XluReq]:
