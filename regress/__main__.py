@@ -1,0 +1,114 @@
+"""`python -m tinytpu.regress`: the regression runner (doc/regress.md).
+
+  python -m tinytpu.regress [--list nightly] [--shard i/k] [-j 2] [--out DIR] [--dry-run]
+  python -m tinytpu.regress merge DIR1 DIR2 ... --out DIR
+  python -m tinytpu.regress waves --test NODE [--seed S]
+Exit status 1 on any failed job, functional coverage below the list's goal, or a benchmark more
+than 10% slower in cycles than in the previous report."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+from tinytpu.regress import plan, report, run
+from tinytpu.regress.plan import ROOT
+
+REPORTS = ROOT / "regress" / "reports"
+
+
+def _shard(s: str) -> tuple[int, int]:
+  m = re.fullmatch(r"(\d+)/(\d+)", s)
+  if not m or not 1 <= int(m[1]) <= int(m[2]): raise argparse.ArgumentTypeError(f"--shard wants i/k with 1 <= i <= k, not {s!r}")
+  return int(m[1]), int(m[2])
+
+
+def _finish(res: dict, out: pathlib.Path, tsv: str | None) -> int:
+  why = report.write(out, res)
+  if tsv and not res.get("shard"): report.append_tsv(pathlib.Path(tsv), res)
+  print(f"report: {out / 'summary.md'} (junit.xml, results.json)")
+  print("FAIL: " + "; ".join(why) if why else "PASS")
+  return 1 if why else 0
+
+
+def cmd_run(argv: list[str]) -> int:
+  ap = argparse.ArgumentParser(prog="python -m tinytpu.regress", description="run a regression list and write a report")
+  ap.add_argument("--list", default="nightly", help="a list name in regress/lists (smoke, nightly) or a .toml path")
+  ap.add_argument("--shard", type=_shard, help="i/k: run only the i-th of k deterministic slices")
+  ap.add_argument("-j", "--jobs", type=int, default=int(os.environ.get("JOBS", "2")), help="jobs in parallel (default 2)")
+  ap.add_argument("--out", help="report directory (default regress/reports/<date>-<time>[-shard-i-of-k])")
+  ap.add_argument("--tsv", default=str(ROOT / "results.tsv"), help="append one row here (not for a shard)")
+  ap.add_argument("--no-tsv", dest="tsv", action="store_const", const=None)
+  ap.add_argument("--baseline", help="a report directory to compare the benchmarks with (default: the previous report)")
+  ap.add_argument("--dry-run", action="store_true", help="print the jobs and their commands, run nothing")
+  a = ap.parse_args(argv)
+  lst = plan.load(a.list)
+  jobs = plan.expand(lst)
+  mine = plan.shard(jobs, *a.shard) if a.shard else jobs
+  if a.dry_run:
+    for x in mine: print(f"{x['id']:20s} {x['unit']:12s} {x['layer']:8s} {x['config']:14s} {plan.reproduce(x)}")
+    print(f"{len(mine)} of {len(jobs)} jobs")
+    return 0
+  tag = f"-shard-{a.shard[0]}-of-{a.shard[1]}" if a.shard else ""
+  out = pathlib.Path(a.out) if a.out else REPORTS / (time.strftime("%Y-%m-%d-%H%M%S") + tag)
+  out = out.resolve()
+  started, t0 = report.now(), time.time()
+  print(f"[regress] list {lst['name']}: {len(mine)} of {len(jobs)} jobs, -j {a.jobs}, report in {out}", file=sys.stderr)
+  results, cov = run.run(mine, out, a.jobs)
+  prev, prev_from = report.previous_bench(out) if not a.baseline else (json.loads((pathlib.Path(a.baseline) / "results.json").read_text()).get("bench"), a.baseline)
+  bench = out / "bench.json"
+  res = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
+         "commit": report.git_commit(), "seconds": time.time() - t0, "j": a.jobs, "jobs": results,
+         "all_jobs": [x["id"] for x in jobs], "coverage": cov.cov, "coverage_files": cov.files,
+         "coverage_goal": lst.get("coverage_goal"), "bench": json.loads(bench.read_text()) if bench.exists() else None,
+         "bench_prev": prev, "bench_prev_from": prev_from}
+  return _finish(res, out, a.tsv)
+
+
+def cmd_merge(argv: list[str]) -> int:
+  ap = argparse.ArgumentParser(prog="python -m tinytpu.regress merge", description="join shard reports into one")
+  ap.add_argument("dirs", nargs="+")
+  ap.add_argument("--out", required=True)
+  ap.add_argument("--tsv", default=str(ROOT / "results.tsv"))
+  ap.add_argument("--no-tsv", dest="tsv", action="store_const", const=None)
+  a = ap.parse_args(argv)
+  out = pathlib.Path(a.out).resolve()
+  res = report.merge([pathlib.Path(d) for d in a.dirs], out)
+  return _finish(res, out, a.tsv)
+
+
+def cmd_waves(argv: list[str]) -> int:
+  ap = argparse.ArgumentParser(prog="python -m tinytpu.regress waves", description="rerun one test with waveform tracing")
+  ap.add_argument("--test", required=True, help="a pytest node id, e.g. 'tests/rtl/test_mxu.py::test_mxu[4-MxuRandom]'")
+  ap.add_argument("--seed", help="TINYTPU_SEED for the rerun")
+  a = ap.parse_args(argv)
+  env = {**os.environ, "TINYTPU_WAVES": "1", **({"TINYTPU_SEED": str(a.seed)} if a.seed else {})}
+  t0 = time.time()
+  cmd = [sys.executable, *plan.PYTEST, "-s", a.test]
+  print("$ " + ("TINYTPU_SEED=" + str(a.seed) + " " if a.seed else "") + "TINYTPU_WAVES=1 " + " ".join(cmd), flush=True)
+  p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+  text = p.stdout + p.stderr
+  sys.stdout.write(text[-6000:])
+  # the kit prints where it wrote the waves; else the newest waveform written during the rerun
+  found = re.findall(r"waves(?: then in|:) (\S+\.(?:fst|vcd))", text)
+  if not found:
+    new = [f for ext in ("fst", "vcd") for f in (ROOT / "build").rglob(f"*.{ext}") if f.stat().st_mtime >= t0]
+    found = [str(max(new, key=lambda f: f.stat().st_mtime))] if new else []
+  print(f"\nwaves: {found[-1]}" if found else "\nno waveform was written (a golden-only test, or the test does not trace)")
+  return p.returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if argv[:1] == ["merge"]: return cmd_merge(argv[1:])
+  if argv[:1] == ["waves"]: return cmd_waves(argv[1:])
+  return cmd_run(argv)
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,261 @@
+"""The regression report: results.json (everything, the source of the rest), summary.md, junit.xml,
+and one row of results.tsv. Functional coverage merges the kit's build/coverage/*.json documents
+per unit (bins summed over every test, seed and configuration); benchmarks compare with the
+previous report. `merge` joins shard reports into one."""
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+
+from tinytpu.regress.plan import ROOT
+
+BENCH_TOLERANCE = 0.10  # a kernel taking more than 10% more cycles than in the previous report fails
+CODE_COVERAGE_NOTE = ("Verilator line/toggle coverage: not collected yet. It needs a `--coverage` build variant "
+                      "of the kit and co-sim builds (build arguments from the environment); see doc/regress.md.")
+
+
+# ---- functional coverage
+def add_coverage(acc: dict, doc: dict) -> dict:
+  """Add one coverage document ({unit, config, groups: {name: {goal, hits, illegal}}}) into `acc`
+  ({unit: {group: {goal, hits, illegal, configs}}}); bins are the union, hits are summed."""
+  unit = acc.setdefault(doc["unit"], {})
+  for name, g in doc["groups"].items():
+    m = unit.setdefault(name, {"goal": g.get("goal", 1), "hits": {}, "illegal": {}, "configs": []})
+    for kind in ("hits", "illegal"):
+      for b, n in g.get(kind, {}).items(): m[kind][b] = m[kind].get(b, 0) + n
+    for c in g.get("configs", [doc.get("config", "-")]):
+      if c not in m["configs"]: m["configs"].append(c)
+  return acc
+
+
+def merge_coverage(covs: list[dict]) -> dict:
+  """Merge already merged coverages (shards) into one."""
+  acc: dict = {}
+  for cov in covs:
+    for unit, groups in cov.items(): add_coverage(acc, {"unit": unit, "config": "-", "groups": groups})
+  return acc
+
+
+def coverage_totals(groups: dict) -> tuple[int, int]:
+  """(bins hit at least `goal` times, bins) over the groups of a unit (or of a dict of units, via coverage_pct)."""
+  hit = sum(sum(n >= g["goal"] for n in g["hits"].values()) for g in groups.values())
+  return hit, sum(len(g["hits"]) for g in groups.values())
+
+
+def coverage_pct(cov: dict) -> float | None:
+  tot = [coverage_totals(g) for g in cov.values()]
+  bins = sum(t[1] for t in tot)
+  return 100.0 * sum(t[0] for t in tot) / bins if bins else None
+
+
+# ---- benchmarks
+def bench_changes(cur: dict | None, prev: dict | None) -> list[dict]:
+  """Per kernel: cycles now and in the previous report, relative change, and whether it regressed."""
+  if not cur: return []
+  old = {k["name"]: k.get("cycles") for k in (prev or {}).get("kernels", [])}
+  rows = []
+  for k in cur.get("kernels", []):
+    c, p = k.get("cycles"), old.get(k["name"])
+    ch = (c - p) / p if c is not None and p else None
+    rows.append({"name": k["name"], "cycles": c, "prev": p, "change": ch, "error": k.get("error"),
+                 "regressed": ch is not None and ch > BENCH_TOLERANCE})
+  return rows
+
+
+# ---- the verdict
+def verdict(res: dict) -> list[str]:
+  """Why the run fails (empty: it passes)."""
+  why = []
+  bad = [j["id"] for j in res["jobs"] if j["status"] != "pass"]
+  if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed")
+  goal, pct = res.get("coverage_goal"), coverage_pct(res.get("coverage", {}))
+  if goal and not res.get("shard"):
+    if pct is None: why.append(f"no functional coverage collected (goal {goal}%)")
+    elif pct < goal: why.append(f"functional coverage {pct:.1f}% below the goal {goal}%")
+  reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
+  if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")
+  return why
+
+
+# ---- pytest's JUnit XML of one job
+def node_id(classname: str, name: str, root: pathlib.Path = ROOT) -> str:
+  """pytest node id from JUnit's classname ("tests.rtl.test_mxu[.Class]") and test name."""
+  parts = classname.split(".")
+  for i in range(len(parts), 0, -1):
+    if (root / ("/".join(parts[:i]) + ".py")).exists():
+      return "::".join(["/".join(parts[:i]) + ".py", *parts[i:], name])
+  return f"{classname}::{name}"
+
+
+def read_junit(path: pathlib.Path) -> list[dict]:
+  if not path.exists(): return []
+  cases = []
+  for tc in ET.parse(path).getroot().iter("testcase"):
+    status, msg = "pass", ""
+    for kind in ("failure", "error", "skipped"):
+      if (e := tc.find(kind)) is not None:
+        status = "skip" if kind == "skipped" else "fail"
+        msg = ((e.get("message") or "") + "\n" + (e.text or "")).strip()
+        break
+    cases.append({"node": node_id(tc.get("classname", ""), tc.get("name", "?")), "time": float(tc.get("time") or 0),
+                  "status": status, "message": msg[-4000:]})
+  return cases
+
+
+# ---- writing
+def _fmt_s(s: float) -> str:
+  s = int(s); return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def summary_md(res: dict) -> str:
+  why = verdict(res)
+  jobs = res["jobs"]
+  cases = [c for j in jobs for c in j["cases"]]
+  count = lambda st: sum(c["status"] == st for c in cases)
+  title = f"# Regression `{res['list']}`" + (f" shard {res['shard']}" if res.get("shard") else "")
+  L = [title, "", f"{res['started']} · commit `{res['commit']}` · wall {_fmt_s(res['seconds'])} · -j {res.get('j', '?')}", "",
+       f"**{'FAIL' if why else 'PASS'}**" + (": " + "; ".join(why) if why else ""), "",
+       f"jobs: {sum(j['status'] == 'pass' for j in jobs)}/{len(jobs)} passed · tests: {count('pass')} passed, "
+       f"{count('fail')} failed, {count('skip')} skipped", ""]
+  fails = [j for j in jobs if j["status"] != "pass"]
+  if fails:
+    L += ["## Failures", ""]
+    for j in fails:
+      L += [f"### {j['id']} ({j['unit']}, {j['layer']}, {j['config']})", "", f"exit {j['rc']} after {j['seconds']:.0f} s; log `{j['log']}`", ""]
+      for c in [c for c in j["cases"] if c["status"] == "fail"][:10]:
+        L += [f"- `{c['node']}`: " + (c["message"].splitlines() or ["?"])[0][:300]]
+      L += ["", "reproduce:", "", "```sh", j["reproduce"], "```", ""]
+      if j.get("waves"): L += ["with waves:", "", "```sh", j["waves"], "```", ""]
+  L += ["## Jobs", "", "| job | unit | layer | config | seeds | result | tests (pass/fail/skip) | seconds |", "|---|---|---|---|---|---|---|---|"]
+  for j in jobs:
+    n = lambda st: sum(c["status"] == st for c in j["cases"])
+    L.append(f"| {j['id']} | {j['unit']} | {j['layer']} | {j['config']} | {j['seeds']} | {j['status'].upper()} | "
+             f"{n('pass')}/{n('fail')}/{n('skip')} | {j['seconds']:.0f} |")
+  L += ["", "## Functional coverage", ""]
+  cov, goal = res.get("coverage", {}), res.get("coverage_goal")
+  pct = coverage_pct(cov)
+  L.append(f"Merged over {res.get('coverage_files', 0)} coverage documents: "
+           + (f"**{pct:.1f}%** of bins" if pct is not None else "none collected") + (f" (goal {goal}%)" if goal else "")
+           + (" (a shard: the goal applies to the merged report)" if res.get("shard") and goal else ""))
+  L += ["", "| unit | bins hit | % | configurations |", "|---|---|---|---|"]
+  for unit in sorted(cov):
+    h, t = coverage_totals(cov[unit])
+    cfgs = sorted({c for g in cov[unit].values() for c in g["configs"]})
+    L.append(f"| {unit} | {h}/{t} | {100.0 * h / max(1, t):.1f} | {', '.join(cfgs)} |")
+  for unit in sorted(cov):
+    L += ["", f"<details><summary>{unit}: per-bin hits</summary>", ""]
+    for name, g in cov[unit].items():
+      h, t = coverage_totals({name: g})
+      miss = [b for b, n in g["hits"].items() if n < g["goal"]]
+      L.append(f"- **{name}** {h}/{t}" + (f", missing: {', '.join(miss)}" if miss else "")
+               + (f", illegal: {', '.join(f'{b}={n}' for b, n in g['illegal'].items())}" if g["illegal"] else ""))
+      L.append("  " + " ".join(f"`{b}`={n}" for b, n in g["hits"].items()))
+    L += ["", "</details>"]
+  L += ["", "## Code coverage", "", res.get("code_coverage") or CODE_COVERAGE_NOTE, "", "## Benchmarks", ""]
+  rows = bench_changes(res.get("bench"), res.get("bench_prev"))
+  if not rows: L.append("not run in this list" if not res.get("bench") else "no kernels")
+  else:
+    b = res["bench"]
+    L.append(f"previous report: {res.get('bench_prev_from') or 'none'}")
+    L += ["", "| kernel | cycles | previous | change |", "|---|---|---|---|"]
+    for r in rows:
+      ch = f"{r['change']:+.1%}" + (" **regressed**" if r["regressed"] else "") if r["change"] is not None else "-"
+      L.append(f"| {r['name']} | {r['cycles'] if r['cycles'] is not None else 'ERROR ' + str(r['error'])} | {r['prev'] or '-'} | {ch} |")
+    g = lambda k, f: format(b[k], f) if b.get(k) is not None else "-"
+    L += ["", f"geomean elems/cycle (first 11): {g('geomean_11', '.3f')} · exec geomean (6): {g('geomean_6_exec', '.3f')} · "
+          f"co-sim {g('sim_cycles_per_s', ',.0f')} cycles/s · kernel overhead {g('kernel_overhead_ms', '.1f')} ms · "
+          f"golden {g('golden_instr_per_s', ',.0f')} instr/s"]
+  return "\n".join(L) + "\n"
+
+
+def junit_xml(res: dict) -> str:
+  root = ET.Element("testsuites", name=f"tinytpu-regress-{res['list']}")
+  for j in res["jobs"]:
+    cs = j["cases"]
+    ts = ET.SubElement(root, "testsuite", name=j["id"], tests=str(len(cs)), time=f"{j['seconds']:.2f}",
+                       failures=str(sum(c["status"] == "fail" for c in cs)), skipped=str(sum(c["status"] == "skip" for c in cs)))
+    props = ET.SubElement(ts, "properties")
+    for k in ("unit", "layer", "config", "seeds", "reproduce"): ET.SubElement(props, "property", name=k, value=str(j[k]))
+    for c in cs:
+      path, _, name = c["node"].rpartition("::")
+      tc = ET.SubElement(ts, "testcase", classname=path or j["id"], name=name or c["node"], time=f"{c['time']:.3f}")
+      if c["status"] == "fail":
+        e = ET.SubElement(tc, "failure", message=(c["message"].splitlines() or [""])[0][:500]); e.text = c["message"]
+      elif c["status"] == "skip": ET.SubElement(tc, "skipped", message=c["message"][:500])
+  ET.indent(root)
+  return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+TSV_HEADER = "date\tcommit\titerations\tscope\tsupported_delta\ttests_passed\ttodo_delta\tremaining_gap\tsim_build_s"
+
+
+def tsv_row(res: dict) -> str:
+  why = verdict(res)
+  jobs, cases = res["jobs"], [c for j in res["jobs"] for c in j["cases"]]
+  pct = coverage_pct(res.get("coverage", {}))
+  passed = (f"make regress LIST={res['list']}: {sum(j['status'] == 'pass' for j in jobs)}/{len(jobs)} jobs, "
+            f"{sum(c['status'] == 'pass' for c in cases)}/{sum(c['status'] != 'skip' for c in cases)} tests"
+            + (f", coverage {pct:.1f}%" if pct is not None else "") + f", {_fmt_s(res['seconds'])}")
+  sb = ROOT / "build" / "N4_V1024_P64_I4096" / "sim" / "build_seconds"  # the default co-sim build at N = 4
+  fields = [res["started"][:10], res["commit"], "1", f"regress {res['list']}", "none", passed, "0",
+            "; ".join(why) or "none", sb.read_text().strip() if sb.exists() else "-"]
+  return "\t".join(f.replace("\t", " ").replace("\n", " ") for f in fields)
+
+
+def append_tsv(path: pathlib.Path, res: dict) -> None:
+  if not path.exists() or not path.read_text().strip(): path.write_text(TSV_HEADER + "\n")
+  text = path.read_text()
+  with path.open("a") as f: f.write(("" if text.endswith("\n") else "\n") + tsv_row(res) + "\n")
+
+
+def write(out: pathlib.Path, res: dict) -> list[str]:
+  """Write results.json, summary.md and junit.xml into `out`; returns the verdict."""
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "results.json").write_text(json.dumps(res, indent=1))
+  (out / "summary.md").write_text(summary_md(res))
+  (out / "junit.xml").write_text(junit_xml(res))
+  return verdict(res)
+
+
+def previous_bench(out: pathlib.Path) -> tuple[dict | None, str | None]:
+  """The benchmark figures of the newest earlier report next to `out` (report names sort by date)."""
+  if not out.parent.exists(): return None, None
+  for d in sorted((p for p in out.parent.iterdir() if p.is_dir() and p.name < out.name), reverse=True):
+    try: b = json.loads((d / "results.json").read_text()).get("bench")
+    except (OSError, ValueError): continue
+    if b: return b, d.name
+  return None, None
+
+
+def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
+  """One report from shard reports: jobs concatenated (in list order), coverage merged, the
+  benchmark figures of whichever shard ran them, wall time = the slowest shard."""
+  parts = [json.loads((d / "results.json").read_text()) for d in dirs]
+  if len({p["list"] for p in parts}) != 1: raise ValueError(f"shards of different lists: {sorted({p['list'] for p in parts})}")
+  order = {jid: n for n, jid in enumerate(parts[0].get("all_jobs") or [])}
+  jobs = sorted((j for p in parts for j in p["jobs"]), key=lambda j: (order.get(j["id"], len(order)), j["id"]))
+  if len({j["id"] for j in jobs}) != len(jobs): raise ValueError("a job appears in two shards")
+  missing = [jid for jid in order if jid not in {j["id"] for j in jobs}]
+  bench = next((p for p in parts if p.get("bench")), {})
+  res = {"list": parts[0]["list"], "shard": None, "started": min(p["started"] for p in parts), "commit": parts[0]["commit"],
+         "seconds": max(p["seconds"] for p in parts), "j": parts[0].get("j"), "jobs": jobs,
+         "all_jobs": parts[0].get("all_jobs"), "coverage": merge_coverage([p.get("coverage", {}) for p in parts]),
+         "coverage_files": sum(p.get("coverage_files", 0) for p in parts), "coverage_goal": parts[0].get("coverage_goal"),
+         "bench": bench.get("bench"), "bench_prev": bench.get("bench_prev"), "bench_prev_from": bench.get("bench_prev_from"),
+         "merged_from": [str(d) for d in dirs]}
+  for jid in missing:  # a shard that never reported: its jobs count as failed
+    res["jobs"].append({"id": jid, "group": jid.split(":")[0], "unit": "?", "layer": "?", "config": "?", "seeds": 0, "status": "missing",
+                        "rc": None, "seconds": 0.0, "cases": [], "log": "-", "reproduce": f"python -m tinytpu.regress --list {res['list']} (job {jid})"})
+  write(out, res)
+  return res
+
+
+def git_commit() -> str:
+  r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+  return r.stdout.strip() or "unknown"
+
+
+def now() -> str: return time.strftime("%Y-%m-%dT%H:%M:%S")
