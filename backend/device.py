@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import sys
 import types
 
@@ -92,6 +93,14 @@ class TinyTPUProgram(Program):
     L = cfg.lanes
     if k.vmem_tiles > cfg.VMEM_TILES:
       raise RuntimeError(f"TINYTPU: kernel {self.name} needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
+    by_slot = {info.slot: (info, mv) for info, mv in zip(k.bufs, bufs)}
+    for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
+      info, mv = by_slot[slot]
+      vals_ = np.frombuffer(mv, dtype=_np(info.dtype), count=info.size)[elems]
+      if len(vals_) and (vals_.min() < -128 or vals_.max() > 127):
+        name = re.sub(r"\x1b\[[0-9;]*m", "", self.name)
+        raise ValueError(f"TINYTPU kernel {name}: matmul operand buffer {slot} ({info.dtype}, {info.size} elements) holds values in "
+                         f"[{vals_.min()}, {vals_.max()}], outside int8 [-128, 127]; the MXU multiplies int8 (cast the operands to int8)")
     b = Bundle(config=cfg, program=list(self.words), max_cycles=int(getenv("TINYTPU_WATCHDOG", 200_000_000)))
     for info, mv in zip(k.bufs, bufs):
       lanes = to_lanes(mv, info.dtype, info.size)

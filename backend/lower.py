@@ -75,6 +75,37 @@ class Kernel:
   vmem_tiles: int               # tiles used, constant pool and spill area included
   const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
   N: int
+  int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
+
+
+@dataclasses.dataclass
+class Dot:
+  """A dot-product reduce run on the MXU: for every lane (m, n), acc = sum over k of
+  A[fa(m) + a_off[k]] * B[fb(n) + b_off[k]], m and n flattening the lane ranges of A's and B's index."""
+  top: UOp                      # the chain (no reduce range) or the accumulator STORE (reduce range)
+  acc: tuple | None             # (register buffer, element) the reduce accumulates into
+  a: Buf
+  b: Buf
+  mlanes: list                  # [(lane range, extent, coefficient in A's index)], outer first
+  nlanes: list
+  a_off: list[int]
+  b_off: list[int]
+  X: int = 0                    # VMEM tiles: activation tiles [kb][mb], weight tiles [nb][kb], results [nb][mb]
+  W: int = 0
+  S: int = 0
+
+  @property
+  def dims(self) -> tuple[int, int, int]:
+    return math.prod(e for _, e, _ in self.mlanes), len(self.a_off), math.prod(e for _, e, _ in self.nlanes)
+
+
+def _flat_offsets(lanes: list) -> "Any":
+  """fa(m) for every flattened m over (range, extent, coefficient) lanes, outer first."""
+  import numpy as np
+  f = np.zeros(1, dtype=np.int64)
+  for _, e, c in lanes:
+    f = (f[:, None] + c * np.arange(e)[None, :]).ravel()
+  return f
 
 
 def _bits(v, dt: DType) -> int:
@@ -232,6 +263,7 @@ class Lowering:
         base += -(-size // self.L) * self.L
     self.const_base = base  # lane-index tile
     self.spill_base = base // self.L + 1
+    self.find_dots()
 
   def lin(self, u: UOp):
     """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None."""
@@ -250,6 +282,17 @@ class Lowering:
       for k, v in b[0].items():
         co[k] = co.get(k, 0) + s * v
       return co, a[1] + s * b[1], a[2] + [(s * c, t) for c, t in b[2]]
+    if u.op is Ops.MULACC and (c := _cint(u.src[1])) is not None:  # x*c + y (tinygrad's index arithmetic)
+      a, b = self.lin(u.src[0]), self.lin(u.src[2])
+      if a is None or b is None:
+        return None
+      co = {k: v * c for k, v in a[0].items()}
+      for k, v in b[0].items():
+        co[k] = co.get(k, 0) + v
+      return co, a[1] * c + b[1], [(cc * c, t) for cc, t in a[2]] + b[2]
+    if u.op is Ops.SHL and (c := _cint(u.src[1])) is not None and 0 <= c < 31:
+      a = self.lin(u.src[0])
+      return None if a is None else ({k: v << c for k, v in a[0].items()}, a[1] << c, [(cc << c, t) for cc, t in a[2]])
     if u.op is Ops.MUL:
       for x, y in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
         if y.op is Ops.CONST or (y.op is Ops.CAST and y.src[0].op is Ops.CONST):
@@ -275,6 +318,257 @@ class Lowering:
     if u.op in _SALU and dtypes.is_int(u.dtype):
       return all(self.is_uniform(s) for s in u.src)
     return False
+
+  # --- int8 matmuls on the MXU: recognising dot-product reduces
+  def operand(self, x: UOp):
+    """A product operand: a LOAD of a global buffer (through widening int CASTs) -> (Buf, index), else None."""
+    while x.op is Ops.CAST and dtypes.is_int(x.dtype) and dtypes.is_int(x.src[0].dtype) and x.src[0].dtype.itemsize <= x.dtype.itemsize:
+      x = x.src[0]
+    if x.op is not Ops.LOAD or len(x.src) != 1 or x.src[0].op is not Ops.INDEX or len(x.src[0].src) != 2:
+      return None
+    buf, idx = x.src[0].src
+    return (self.bufs[buf], idx) if buf in self.bufs and dtypes.is_int(buf.dtype) else None
+
+  def chain(self, v: UOp) -> tuple[list, list]:
+    """v as a sum: (product terms [(x, y)], other summands)."""
+    terms, rest = [], []
+    def go(u):
+      if u.dtype not in (dtypes.int32, dtypes.uint32):
+        rest.append(u)
+      elif u.op is Ops.MULACC:
+        terms.append((u.src[0], u.src[1]))
+        go(u.src[2])
+      elif u.op is Ops.ADD:
+        go(u.src[0])
+        go(u.src[1])
+      elif u.op is Ops.MUL:
+        terms.append((u.src[0], u.src[1]))
+      else:
+        rest.append(u)
+    go(v)
+    return terms, rest
+
+  def make_dot(self, top: UOp, terms: list, rng: UOp | None, acc=None) -> Dot | None:
+    """A Dot when every term is A[affine(M-like lanes, rng)] * B[affine(N-like lanes, rng)], else None."""
+    ext = _cint(rng.src[0]) if rng is not None else 1
+    if ext is None or not terms:
+      return None
+    sides, offs = None, []
+    for x, y in terms:
+      ox, oy = self.operand(x), self.operand(y)
+      if ox is None or oy is None:
+        return None
+      forms = []
+      for buf, idx in (ox, oy):
+        f = self.lin(idx)
+        if f is None or any(t is not rng for _, t in f[2]):
+          return None
+        forms.append((buf, {r: c for r, c in f[0].items() if c}, f[1], sum(c for c, _ in f[2])))
+      if sides is None:
+        if forms[0][1].keys() & forms[1][1].keys():
+          return None
+        sides = [(f[0], f[1]) for f in forms]
+      if [(f[0], f[1]) for f in forms] == sides[::-1]:
+        forms = forms[::-1]
+      elif [(f[0], f[1]) for f in forms] != sides:
+        return None
+      offs.append((forms[0][2], forms[0][3], forms[1][2], forms[1][3]))
+    (a, ca), (b, cb) = sides
+    mlanes = [(r, e, ca.get(r, 0)) for r, e in zip(self.lane_ranges, self.extents) if r not in cb]
+    nlanes = [(r, e, cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb]
+    a_off = [oa + sa * r for r in range(ext) for oa, sa, _, _ in offs]
+    b_off = [ob + sb * r for r in range(ext) for _, _, ob, sb in offs]
+    return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off)
+
+  def find_dots(self):
+    """Dot-product reduces to run on the MXU: reduce loops whose every accumulator update is a sum of
+    int products (possibly unrolled), or such sums fully unrolled by tinygrad (no loop left)."""
+    self.dots: list[Dot] = []
+    self.mxu_tables, self.int8_checks = {}, []
+    self.skip: set[UOp] = set()   # UOps replaced by the MXU prologue
+    self.dot_at: dict[UOp, list[Dot]] = {}  # where a Dot's result enters the lane loop
+    if self.symbolic:
+      return
+    pos = {u: i for i, u in enumerate(self.uops)}
+    def reg_of(idx: UOp):
+      buf = idx.src[0]
+      while buf.op is Ops.AFTER:
+        buf = buf.src[0]
+      return (buf, _cint(idx.src[1])) if buf.op is Ops.BUFFER and len(idx.src) == 2 else None
+    for end in self.uops:
+      if end.op is not Ops.END or (rng := end.src[1]) in self.lane_ranges or rng not in pos:
+        continue
+      body = self.uops[pos[rng] + 1:pos[end]]
+      stores = [u for u in body if u.op is Ops.STORE]
+      dots = []
+      for st in stores:
+        acc = reg_of(st.src[0]) if st.src[0].op is Ops.INDEX else None
+        terms, rest = self.chain(st.src[1])
+        if acc is None or acc[1] is None or len(st.src) != 2 or len(rest) != 1 or rest[0].op is not Ops.LOAD \
+            or reg_of(rest[0].src[0]) != acc or (d := self.make_dot(st, terms, rng, acc)) is None:
+          break
+        dots.append(d)
+      else:
+        inside, seen, stack = set(body), set(), list(stores)
+        while stack:  # everything in the loop must feed the accumulators
+          u = stack.pop()
+          if u in seen or u not in inside:
+            continue
+          seen.add(u)
+          stack.extend(u.src)
+        if dots and all(u in seen or u.op is Ops.CONST for u in body):
+          self.dots += dots
+          self.skip.update(body + [rng, end])
+          self.dot_at[rng] = dots
+    covered: set[UOp] = set()
+    for u in reversed(self.uops):  # fully unrolled sums: the largest chains first
+      if u in self.skip or u in covered or u.op not in (Ops.ADD, Ops.MULACC):
+        continue
+      terms, rest = self.chain(u)
+      if len(terms) < 2 or rest or (d := self.make_dot(u, terms, None)) is None:
+        continue
+      self.dots.append(d)
+      self.dot_at[u] = [d]
+      stack = [u]
+      while stack:
+        c = stack.pop()
+        if c.op in (Ops.ADD, Ops.MULACC, Ops.MUL) and c not in covered:
+          covered.add(c)
+          stack.extend(c.src[2:] if c.op is Ops.MULACC else c.src if c.op is Ops.ADD else [])
+    if not self.dots:
+      return
+    # layout after the constant pool: every staging table, then every result area
+    L, N = self.L, self.cfg.N
+    t = self.const_base // L + 1
+    import numpy as np
+    tables: dict[int, list[int]] = {}
+    for d in self.dots:
+      M, K, Nc = d.dims
+      Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
+      d.X, d.W = t, t + Kt * Mt
+      t = d.W + Nt * Kt
+      fa, fb = _flat_offsets(d.mlanes), _flat_offsets(d.nlanes)
+      # element indices to gather in place: padding lanes read the constant pool's zero (lane 0 of the lane-index tile)
+      ea = np.full((Mt * N, Kt * N), self.const_base, dtype=np.int64)
+      ea[:M, :K] = d.a.base + fa[:, None] + np.array(d.a_off)[None, :]
+      eb = np.full((Kt * N, Nt * N), self.const_base, dtype=np.int64)
+      eb[:K, :Nc] = d.b.base + np.array(d.b_off)[:, None] + fb[None, :]
+      xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(-1, L)  # [kb][mb] tiles of [m][k]
+      wb = eb.reshape(Kt, N, Nt, N).transpose(2, 0, 1, 3).reshape(-1, L)  # [nb][kb] tiles of [k][n]
+      for i, row in enumerate(np.concatenate([xa, wb])):
+        tables[d.X + i] = row.tolist()
+      for buf, e in ((d.a, ea[:M, :K]), (d.b, eb[:K, :Nc])):
+        if buf.dtype != dtypes.int8:
+          self.int8_checks.append((buf.slot, np.unique(e) - buf.base))
+    self.mxu_table_end = t
+    for d in self.dots:
+      M, K, Nc = d.dims
+      d.S = t
+      t += -(-M // N) * -(-Nc // N)
+    if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space): keep the VPU loops
+      self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
+      return
+    self.mxu_tables = tables
+    self.spill_base = t
+
+  def mxu_prologue(self):
+    """Stage every Dot's activation and weight tiles (gathered in place from the preloaded index
+    tables), run the MXU over them, and copy the PSUM results to the result areas."""
+    N, P = self.cfg.N, self.cfg.PSUM_TILES
+    def imm(v: int) -> str:  # a tile address as [sX + imm] (16-bit signed immediates for MMUL)
+      if -0x8000 <= v < 0x8000:
+        return f"[s0 + {v}]"
+      r = self.sreg("MXU address")
+      self.ins("LI", f"s{r}", v)
+      return f"[s{r} + 0]"
+    def loop(n: int, body, *ptrs):
+      """body(ptr regs) n times; ptrs = (start, step) scalar pointers advanced each iteration."""
+      regs = [self.sreg("MXU pointer") for _ in ptrs]
+      for r, (start, _) in zip(regs, ptrs):
+        self.ins("LI", f"s{r}", start)
+      end = self.label()
+      self.ins("LOOPI", n, end)
+      body(*regs)
+      for r, (_, step) in zip(regs, ptrs):
+        self.ins("SADDI", f"s{r}", f"s{r}", step)
+      self.code.append(("label", end))
+      flush()
+    def flush():
+      for r in self.temps:
+        self.release(r)
+      self.temps = []
+    start = self.const_base // self.L + 1
+    n, U = self.mxu_table_end - start, 4
+    def stage(cnt):
+      def body(p):
+        vs = [VT("stage") for _ in range(cnt)]
+        for i, v in enumerate(vs):
+          self.ins("VLD", v, f"[s{p} + {i}]")
+        for v in vs:
+          self.ins("VGATHER", v, v, "[s0 + 0]")
+        for i, v in enumerate(vs):
+          self.ins("VST", v, f"[s{p} + {i}]")
+      return body
+    if n // U:
+      loop(n // U, stage(U), (start, U))
+    if n % U:
+      loop(1, stage(n % U), (start + n - n % U, 0))
+    for d in self.dots:
+      M, K, Nc = d.dims
+      Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
+      mcmax = min(Mt, 255, P)
+      for m0 in range(0, Mt, mcmax):
+        mc = min(mcmax, Mt - m0)
+        for n0 in range(0, Nt, P // mc):
+          nn = min(P // mc, Nt - n0)
+          for j in range(nn):  # PSUM tiles j*mc.. hold block column n0 + j
+            w0 = d.W + (n0 + j) * Kt
+            self.ins("MLW", imm(w0))
+            self.ins("MMUL", imm(j * mc), imm(d.X + m0), mc, 0)
+            flush()
+            if Kt > 1:
+              loop(Kt - 1, lambda w, x: (self.ins("MLW", f"[s{w} + 0]"), self.ins("MMUL", imm(j * mc), f"[s{x} + 0]", mc, 1)),
+                   (w0 + 1, 1), (d.X + Mt + m0, Mt))
+          for j in range(nn):
+            def copy(p, s):
+              v = VT("psum")
+              self.ins("PLD", v, f"[s{p} + 0]")
+              self.ins("VST", v, f"[s{s} + 0]")
+            loop(mc, copy, (j * mc, 1), (d.S + (n0 + j) * Mt + m0, 1))
+
+  def dot_value(self, d: Dot) -> VT:
+    """The Dot's result for every lane, gathered from its result area ([nb][mb] tiles of [m][n])."""
+    N, L = self.cfg.N, self.L
+    lg = N.bit_length() - 1
+    c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)
+    def flat(lanes):
+      t = None
+      for r, e, _ in lanes:
+        v = self.value(r)
+        if t is None:
+          t = v
+        else:
+          nt = VT("flat")
+          self.ins("VMUL", nt, t, c(e))
+          self.ins("VADD", nt, nt, v)
+          t = nt
+      return t if t is not None else c(0)
+    m, n = flat(d.mlanes), flat(d.nlanes)
+    Mt = -(-d.dims[0] // N)
+    hi, lo, tmp = VT("blk"), VT("inblk"), VT("tmp")
+    self.ins("VSHR", hi, n, c(lg))
+    self.ins("VMUL", hi, hi, c(Mt))
+    self.ins("VSHR", tmp, m, c(lg))
+    self.ins("VADD", hi, hi, tmp)
+    self.ins("VSHL", hi, hi, c(2 * lg))
+    self.ins("VAND", lo, m, c(N - 1))
+    self.ins("VSHL", lo, lo, c(lg))
+    self.ins("VADD", hi, hi, lo)
+    self.ins("VAND", tmp, n, c(N - 1))
+    self.ins("VADD", hi, hi, tmp)
+    out = VT("dot")
+    self.ins("VGATHER", out, hi, f"[s0 + {d.S * L}]")
+    return out
 
   # --- lowering
   def value(self, u: UOp) -> Any:
@@ -303,6 +597,9 @@ class Lowering:
     self.ins("VFILL", self.ones, 1)
     self.ins("LI", f"s{self.s_g0}", 0)
     self.ins("LI", f"s{self.s_t}", 0)
+    if self.dots:
+      self.mxu_prologue()
+      self.skip |= self.dead()
     lane_end = self.label()
     if self.symbolic:
       self.ins("LOOP", f"s{self.s_count}", lane_end)
@@ -329,7 +626,15 @@ class Lowering:
     for u, j in last_use.items():
       dies.setdefault(j, []).append(u)
     for j, u in enumerate(self.uops):
-      self.lower_uop(u)
+      if u in self.dot_at:
+        if u.op is Ops.RANGE:  # the reduce loop is replaced: acc += the MXU's result
+          for d in self.dot_at[u]:
+            acc = self.value(d.acc[0])[d.acc[1]]
+            self.ins("VADD", acc, acc, self.dot_value(d))
+        else:
+          self.vals[u] = self.dot_value(self.dot_at[u][0])
+      elif u not in self.skip:
+        self.lower_uop(u)
       for r in self.temps:
         self.release(r)
       self.temps = []
@@ -346,7 +651,21 @@ class Lowering:
     text, spills = allocate(self.code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // L: list(range(L))}, cfg.N)
+                  {self.const_base // L: list(range(L)), **self.mxu_tables}, cfg.N, self.int8_checks)
+
+  def dead(self) -> set[UOp]:
+    """Pure UOps only the replaced dot products used (their loads and index arithmetic)."""
+    pure = set(_ALU) | {Ops.LOAD, Ops.INDEX, Ops.CAST, Ops.BITCAST, Ops.WHERE, Ops.CONST}
+    needed: set[UOp] = set()
+    stack = [u for u in self.uops if u.op not in pure and u not in self.skip]
+    while stack:
+      u = stack.pop()
+      if u in needed:
+        continue
+      needed.add(u)
+      if u not in self.dot_at:
+        stack.extend(u.src)
+    return {u for u in self.uops if u.op in pure and u not in needed}
 
   def last_uses(self) -> dict[UOp, int]:
     """Index of the last UOp reading each value; a value read inside a loop it was defined outside
