@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import json
 import pathlib
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -65,8 +66,8 @@ def run_job(job: dict, out: pathlib.Path, python: str | None = None) -> dict:
          "log": str(log.relative_to(ROOT) if log.is_relative_to(ROOT) else log), "reproduce": plan.reproduce(job, failed or None)}
   if rc != 0 and job["kind"] == "pytest" and failed:
     seed = next((s for c in cases if c["status"] == "fail" and (s := _seed_of(c["message"]))), None) or job["env"].get("TINYTPU_SEED")
-    env = "".join(f"{k}={v!r} " for k, v in job["env"].items() if k != "TINYTPU_SEED")
-    res["waves"] = f"{env}.venv/bin/python -m tinytpu.regress waves --test '{failed[0]}'" + (f" --seed {seed}" if seed else "")
+    env = "".join(f"{k}={shlex.quote(v)} " for k, v in job["env"].items() if k != "TINYTPU_SEED")
+    res["waves"] = f"{env}.venv/bin/python -m tinytpu.regress waves --test {shlex.quote(failed[0])}" + (f" --seed {seed}" if seed else "")
   return res
 
 

@@ -207,8 +207,16 @@ def test_broken_golden_op_fails_the_regression_with_a_reproduce_command(tmp_path
   failed = [c["node"] for c in res["jobs"][0]["cases"] if c["status"] == "fail"]
   assert all(n.startswith("tests/golden/test_intops.py::") for n in failed) and any("SATADD" in n for n in failed), failed
   md = (tmp_path / "bad" / "summary.md").read_text()
-  assert "reproduce:" in md and f".venv/bin/pytest -p no:cacheprovider -n 0 {failed[0]}" in md.replace("'", "")
+  assert "reproduce:" in md and "tinytpu.regress waves --test tests/golden/test_intops.py::" in md.replace("'", "") and f".venv/bin/pytest -p no:cacheprovider -n 0 {failed[0]}" in md.replace("'", "")
   # the reproduce command reproduces: run in the copy, it fails on the planted fault
   cmd = res["jobs"][0]["reproduce"].replace(".venv/bin/pytest", f"{sys.executable} -m pytest")
   assert subprocess.run(cmd, shell=True, cwd=src, capture_output=True).returncode == 1
   assert len((tmp_path / "results.tsv").read_text().splitlines()) == 3  # header + two runs
+
+
+def test_waves_on_a_test_without_waveforms():
+  r = subprocess.run([sys.executable, "-m", "tinytpu.regress", "waves", "--test", "tests/golden/test_xlu.py", "--seed", "3"],
+                     cwd=ROOT, capture_output=True, text=True, timeout=120)
+  # (a waveform another process writes under build/ meanwhile would be named instead)
+  last = r.stdout.strip().splitlines()[-1]
+  assert r.returncode == 0 and "TINYTPU_SEED=3 TINYTPU_WAVES=1" in r.stdout and last.startswith(("no waveform", "waves:")), r.stdout
