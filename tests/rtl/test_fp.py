@@ -1,6 +1,7 @@
 """The fp32 VPU datapath (rtl/fp32_*.sv, vpu_fp_lane, vpu_fp_reduce) under its pyuvm env (tb/fp):
 hand-checked answers, directed special-value pairs, constrained-random with coverage, and a
-must-fail check of the scoreboard, at N = 4 and N = 8."""
+must-fail check of the scoreboard, at N = 4 and N = 8. The transcendentals (fp32_trans: FEXP2,
+FLOG2, FSIN, FCOS) are compared bit for bit with golden/transcendental.py at N = 4."""
 import os
 
 import pytest
