@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all bench bench-golden clean demo
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo
 
 all: test
 
@@ -76,9 +76,18 @@ export TINYTPU_TEST_SIM
 test-backend: $(STAMP)
 	$(PYTEST) tests/backend
 
-# every test, every configuration (the nightly list until `make regress` lands)
+# every test, every configuration, in one pytest run
 test-all: $(STAMP)
 	$(PYTEST) tests
+
+LIST ?= nightly
+# the nightly regression (doc/regress.md): LIST=smoke|nightly|file.toml, JOBS=2, SHARD=i/k
+regress: $(STAMP)
+	$(PY) -m tinytpu.regress --list $(LIST) -j $(JOBS) $(if $(SHARD),--shard $(SHARD))
+
+# rerun one test with waveform tracing: make waves TEST='tests/rtl/test_mxu.py::test_mxu[4-MxuRandom]' SEED=1234
+waves: $(STAMP)
+	$(PY) -m tinytpu.regress waves --test '$(TEST)' $(if $(SEED),--seed $(SEED))
 
 # the benchmark suite on the RTL (table, geomeans, co-sim speed, overhead); appends doc/benchmark_history.tsv
 bench: $(STAMP)

@@ -23,11 +23,14 @@ from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
-# The backend's core: the default configuration (one co-sim build serves the tests, the demo and the
-# tools), or TINYTPU_BACKEND_CONFIG="N=8,VMEM_TILES=4096" for another. Every kernel's buffers must fit in
-# VMEM, since there is no HBM/DMA yet.
+# The backend's core: the default configuration with a 4096-tile scratchpad (64K lanes at N = 4:
+# every kernel's buffers must fit in VMEM, since there is no HBM/DMA yet), or the one
+# TINYTPU_BACKEND_CONFIG names ("N=8,VMEM_TILES=8192").
+BACKEND_DEFAULT = "VMEM_TILES=4096"
+
+
 def backend_config() -> Config:
-  return Config.from_str(os.environ.get("TINYTPU_BACKEND_CONFIG", ""))
+  return Config.from_str(os.environ.get("TINYTPU_BACKEND_CONFIG", BACKEND_DEFAULT))
 
 
 class TinyTPURenderer(Renderer):

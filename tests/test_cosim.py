@@ -170,8 +170,7 @@ def test_vpu_int_ops(data):
 TRANSCENDENTAL = ["VFEXP2", "VFLOG2", "VFSIN", "VFCOS"]
 
 
-@pytest.mark.parametrize("which", ["arith", pytest.param("transcendental", marks=pytest.mark.xfail(
-  reason="rtl/vpu_fp_lane.sv: transcendentals pending (VPU unit)", strict=False))])
+@pytest.mark.parametrize("which", ["arith", "transcendental"])
 def test_vpu_fp_ops(which):
   f = lambda xs: np.array(xs, np.float32).view(np.int32)
   a = f([1.5, -2.25, 0.0, -0.0, 3.0e10, 1e-40, np.inf, -np.inf, np.nan, 7.0, -0.5, 100.25, 2.0, 0.125, -3.0, 1.0])

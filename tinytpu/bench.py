@@ -138,8 +138,6 @@ def main(argv: list[str] | None = None) -> int:
   ap.add_argument("--no-record", action="store_true", help="do not append to doc/benchmark_history.tsv")
   args = ap.parse_args(argv)
   os.environ.setdefault("TINYTPU_SIM", "rtl")
-  # the suite's largest kernels (three 4096-element inputs) need more than the default scratchpad
-  os.environ.setdefault("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=4096")
   import tinytpu  # noqa: F401
   from tinytpu.backend.device import backend_config
   from tinytpu.golden import bench as gbench
