@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from tinytpu.regress import plan, report, run
+from tinytpu.regress import codecov, plan, report, run
 from tinytpu.regress.plan import ROOT
 
 REPORTS = ROOT / "regress" / "reports"
@@ -60,13 +60,18 @@ def cmd_run(argv: list[str]) -> int:
   started, t0 = report.now(), time.time()
   print(f"[regress] list {lst['name']}: {len(mine)} of {len(jobs)} jobs, -j {a.jobs}, report in {out}", file=sys.stderr)
   results, cov = run.run(mine, out, a.jobs)
+  dats = codecov.collect(t0 - 1, ROOT)
+  points = codecov.merge(dats)
+  if points:
+    codecov.write_dat(points, out / "coverage.dat")
   prev, prev_from = report.previous_bench(out) if not a.baseline else (json.loads((pathlib.Path(a.baseline) / "results.json").read_text()).get("bench"), a.baseline)
   bench = out / "bench.json"
   res = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
          "commit": report.git_commit(), "seconds": time.time() - t0, "j": a.jobs, "jobs": results,
          "all_jobs": [x["id"] for x in jobs], "coverage": cov.cov, "coverage_files": cov.files,
          "coverage_goal": lst.get("coverage_goal"), "bench": json.loads(bench.read_text()) if bench.exists() else None,
-         "bench_prev": prev, "bench_prev_from": prev_from}
+         "bench_prev": prev, "bench_prev_from": prev_from,
+         "code_coverage": codecov.markdown(codecov.summary(points), len(dats)) if points else None}
   return _finish(res, out, a.tsv)
 
 

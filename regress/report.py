@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from tinytpu.regress.plan import ROOT
 
 BENCH_TOLERANCE = 0.10  # a kernel taking more than 10% more cycles than in the previous report fails
-CODE_COVERAGE_NOTE = ("Verilator line/toggle coverage: not collected yet. It needs a `--coverage` build variant "
-                      "of the kit and co-sim builds (build arguments from the environment); see doc/regress.md.")
+CODE_COVERAGE_NOTE = ("Verilator line/toggle coverage: none in this run. It comes from the jobs that build the unit "
+                      "environments with TINYTPU_BUILD_ARGS=--coverage (group `rtl-codecov` of the nightly list); see doc/regress.md.")
 
 
 # ---- functional coverage
@@ -246,6 +246,12 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
          "coverage_files": sum(p.get("coverage_files", 0) for p in parts), "coverage_goal": parts[0].get("coverage_goal"),
          "bench": bench.get("bench"), "bench_prev": bench.get("bench_prev"), "bench_prev_from": bench.get("bench_prev_from"),
          "merged_from": [str(d) for d in dirs]}
+  from tinytpu.regress import codecov
+  dats = [d / "coverage.dat" for d in dirs if (d / "coverage.dat").exists()]
+  if (points := codecov.merge(dats)):
+    out.mkdir(parents=True, exist_ok=True)
+    codecov.write_dat(points, out / "coverage.dat")
+    res["code_coverage"] = codecov.markdown(codecov.summary(points), len(dats))
   for jid in missing:  # a shard that never reported: its jobs count as failed
     res["jobs"].append({"id": jid, "group": jid.split(":")[0], "unit": "?", "layer": "?", "config": "?", "seeds": 0, "status": "missing",
                         "rc": None, "seconds": 0.0, "cases": [], "log": "-", "reproduce": f"python -m tinytpu.regress --list {res['list']} (job {jid})"})

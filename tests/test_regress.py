@@ -220,3 +220,19 @@ def test_waves_on_a_test_without_waveforms():
   # (a waveform another process writes under build/ meanwhile would be named instead)
   last = r.stdout.strip().splitlines()[-1]
   assert r.returncode == 0 and "TINYTPU_SEED=3 TINYTPU_WAVES=1" in r.stdout and last.startswith(("no waveform", "waves:")), r.stdout
+
+
+def test_code_coverage_merge_and_summary(tmp_path):
+  from tinytpu.regress import codecov
+  pt = lambda f, l, page: f"\x01f\x02{f}\x01l\x02{l}\x01page\x02{page}/top"
+  a, b = tmp_path / "a.dat", tmp_path / "b.dat"
+  a.write_text("# SystemC::Coverage-3\n" + f"C '{pt('x.sv', 1, 'v_line')}' 3\nC '{pt('x.sv', 2, 'v_line')}' 0\nC '{pt('x.sv', 3, 'v_toggle')}' 0\n")
+  b.write_text("# SystemC::Coverage-3\n" + f"C '{pt('x.sv', 2, 'v_line')}' 1\nC '{pt('y.sv', 9, 'v_toggle')}' 2\n")
+  points = codecov.merge([a, b])
+  s = codecov.summary(points)
+  assert (s["line"]["hit"], s["line"]["total"]) == (2, 2)          # line 2 was hit in the second run only
+  assert (s["toggle"]["hit"], s["toggle"]["total"]) == (1, 2)
+  assert s["toggle"]["files"] == {"x.sv": [0, 1], "y.sv": [1, 1]}
+  codecov.write_dat(points, tmp_path / "m.dat")
+  assert codecov.parse(tmp_path / "m.dat") == points
+  assert "| line | 2 | 2 | 100.0 |" in codecov.markdown(s, 2)
