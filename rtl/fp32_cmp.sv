@@ -10,21 +10,9 @@ module fp32_cmp (
   output logic [31:0] min_o
 );
 
-  localparam logic [31:0] QNAN = 32'h7fc0_0000;
-
-  // total-order keys: unsigned compare of the keys orders the values, with -0 just below +0
-  logic [31:0] ka, kb;
-  logic both_zero, klt, unord;
-  assign ka        = a_i[31] ? ~a_i : {1'b1, a_i[30:0]};
-  assign kb        = b_i[31] ? ~b_i : {1'b1, b_i[30:0]};
-  assign klt       = ka < kb;
-  assign both_zero = (a_i[30:0] == '0) && (b_i[30:0] == '0);
-  assign unord   = ((a_i[30:23] == 8'hff) && (a_i[22:0] != '0))
-                   || ((b_i[30:23] == 8'hff) && (b_i[22:0] != '0));
-
-  assign lt_o  = !unord && !both_zero && klt;
-  assign eq_o  = !unord && (both_zero || a_i == b_i);
-  assign max_o = unord ? QNAN : (klt ? b_i : a_i);
-  assign min_o = unord ? QNAN : (klt ? a_i : b_i);
+  assign lt_o  = fp32_pkg::lt(a_i, b_i);
+  assign eq_o  = fp32_pkg::eq(a_i, b_i);
+  assign max_o = fp32_pkg::max(a_i, b_i);
+  assign min_o = fp32_pkg::min(a_i, b_i);
 
 endmodule

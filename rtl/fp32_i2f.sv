@@ -6,18 +6,6 @@ module fp32_i2f (
   output logic [31:0] result_o
 );
 
-  logic neg;
-  logic [31:0] mag;
-  assign neg = signed_i && a_i[31];
-  assign mag = neg ? -a_i : a_i;  // |INT_MIN| = 2^31 fits unsigned
-
-  // mag = mag * 2^(exp - 127 - 31)  =>  exp = 158
-  fp32_round #(.W(32)) u_round (
-    .sign_i  (neg),
-    .exp_i   (12'sd158),
-    .sig_i   (mag),
-    .sticky_i(1'b0),
-    .result_o(result_o)
-  );
+  assign result_o = fp32_pkg::i2f(signed_i, a_i);
 
 endmodule

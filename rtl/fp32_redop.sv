@@ -8,25 +8,6 @@ module fp32_redop (
   output logic [31:0] result_o
 );
 
-  // one shared simulation model for every instance (many instances, much faster Verilator builds)
-  /* verilator no_inline_module */
-
-  logic [31:0] sum, prod, mx, mn;
-  logic lt, eq;
-  fp32_add u_add (.a_i(a_i), .b_i(b_i), .result_o(sum));
-  fp32_mul u_mul (.a_i(a_i), .b_i(b_i), .result_o(prod));
-  fp32_cmp u_cmp (.a_i(a_i), .b_i(b_i), .lt_o(lt), .eq_o(eq), .max_o(mx), .min_o(mn));
-
-  always_comb begin
-    unique case (op_i)
-      2'd0:    result_o = sum;
-      2'd1:    result_o = mx;
-      2'd2:    result_o = mn;
-      default: result_o = prod;
-    endcase
-  end
-
-  logic unused;
-  assign unused = lt ^ eq;
+  assign result_o = fp32_pkg::redop(op_i, a_i, b_i);
 
 endmodule

@@ -72,34 +72,42 @@ module vpu
     endcase
   end
 
+  // the producers compute only the function they are given, so without an issuing op they get a
+  // cheap one (VPU_ADD): a simulator then skips the fp and reduction logic (doc/performance.md)
+  vpu_fn_e fn_dp;
+  assign fn_dp = valid_i ? fn_i : VPU_ADD;
+
   logic [L-1:0][31:0] int_lane_res, int_tile_res, fp_lane_res, fp_tile_res;
 
   for (genvar i = 0; i < L; i++) begin : g_lane
     vpu_int_lane u_int_lane (
-      .fn_i     (fn_i),
+      .fn_i     (fn_dp),
       .a_i      (a_i[i]),
       .b_i      (b_i[i]),
       .c_i      (c_i[i]),
       .result_o (int_lane_res[i])
     );
-    vpu_fp_lane u_fp_lane (
-      .fn_i     (fn_i),
-      .a_i      (a_i[i]),
-      .b_i      (b_i[i]),
-      .c_i      (c_i[i]),
-      .result_o (fp_lane_res[i])
-    );
+  end
+
+  // the fp lanes (vpu_fp_lane's function) as a loop that Verilator keeps a loop (unroll_disable):
+  // one C++ copy of the fp units instead of one per lane
+  always_comb begin
+    fp_lane_res = '0;
+    if (valid_i && src == SRC_FP_LANE) begin
+      /*verilator unroll_disable*/
+      for (int unsigned i = 0; i < L; i++) fp_lane_res[i] = fp32_pkg::lane(fn_i, a_i[i], b_i[i], c_i[i]);
+    end
   end
 
   vpu_int_reduce #(.N(N)) u_int_reduce (
-    .fn_i     (fn_i),
+    .fn_i     (fn_dp),
     .a_i      (a_i),
     .b_i      (b_i),
     .result_o (int_tile_res)
   );
 
   vpu_fp_reduce #(.N(N)) u_fp_reduce (
-    .fn_i     (fn_i),
+    .fn_i     (fn_dp),
     .a_i      (a_i),
     .b_i      (b_i),
     .result_o (fp_tile_res)

@@ -20,83 +20,105 @@ module vpu_fp_reduce
   localparam int unsigned L = N * N;
   localparam int unsigned IW = $clog2(N);
 
-  // reduction kind (as fp32_redop) and scope
-  logic [1:0] op;
-  logic is_col, is_tile;
-  always_comb begin
-    unique case (fn_i)
-      VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMAX_TILE:    op = 2'd1;
-      VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE:    op = 2'd2;
-      VPU_FPROD_ROW, VPU_FPROD_COL, VPU_FPROD_TILE: op = 2'd3;
-      default:                                      op = 2'd0;
+  // reduction kind (as fp32_pkg::redop): 0 sum, 1 max, 2 min, 3 prod
+  function automatic logic [1:0] red_op(vpu_fn_e fn);
+    unique case (fn)
+      VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMAX_TILE:    return 2'd1;
+      VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE:    return 2'd2;
+      VPU_FPROD_ROW, VPU_FPROD_COL, VPU_FPROD_TILE: return 2'd3;
+      default:                                      return 2'd0;
     endcase
-  end
+  endfunction
+
+  // the pairwise tree of fp32_tree: level by level, node k combines nodes 2k and 2k+1 of the
+  // level below (node k is written after nodes 2k and 2k+1 were read, so one vector suffices).
+  // The loops stay loops in Verilator's C++ (unroll_disable): one inlined copy of the fp units.
+  function automatic logic [31:0] tree(logic [1:0] op, logic [N-1:0][31:0] x);
+    logic [N-1:0][31:0] v;
+    v = x;
+    /*verilator unroll_disable*/
+    for (int unsigned w = N / 2; w >= 1; w = w / 2) begin
+      /*verilator unroll_disable*/
+      for (int unsigned k = 0; k < w; k++) v[k] = fp32_pkg::redop(op, v[2*k], v[2*k+1]);
+    end
+    return v[0];
+  endfunction
+
+  logic is_col, is_tile;
   assign is_col  = fn_i inside {VPU_FSUM_COL, VPU_FMAX_COL, VPU_FMIN_COL, VPU_FPROD_COL};
   assign is_tile = fn_i inside {VPU_FSUM_TILE, VPU_FMAX_TILE, VPU_FMIN_TILE, VPU_FPROD_TILE};
 
-  // tree i reduces row i, or column i for COL
-  logic [N-1:0][31:0] line_res;
-  for (genvar i = 0; i < N; i++) begin : g_line
-    logic [N-1:0][31:0] x;
-    for (genvar j = 0; j < N; j++) begin : g_x
-      assign x[j] = is_col ? a_i[j*N + i] : a_i[i*N + j];
-    end
-    fp32_tree #(.N(N)) u_tree (.op_i(op), .x_i(x), .result_o(line_res[i]));
-  end
-
-  logic [31:0] tile_res;
-  fp32_tree #(.N(N)) u_tile (.op_i(op), .x_i(line_res), .result_o(tile_res));
-
-  // first index of the row maximum/minimum: a later element wins only if strictly beyond the
-  // current best, and a NaN beats everything unless the best already is a NaN
-  logic is_argmin;
-  logic [N-1:0][IW-1:0] arg;
-  assign is_argmin = fn_i == VPU_FARGMIN_ROW;
+  // only the selected function is computed (a simulator skips the other branches). Tree i < N
+  // reduces row i (column i for COL); tree N, for TILE, reduces the row results.
+  logic [N:0][31:0] line_res;
+  logic [N-1:0][31:0] x;
+  logic [IW-1:0] arg;
+  logic [31:0] best, red;
+  logic [3:0][31:0] prod;
+  logic take;
   always_comb begin
-    for (int unsigned r = 0; r < N; r++) begin
-      logic [31:0] best, x;
-      logic take;
-      best = a_i[r*N];
-      arg[r] = '0;
-      for (int unsigned j = 1; j < N; j++) begin
-        x = a_i[r*N + j];
-        if (is_nan(best[30:0])) take = 1'b0;
-        else if (is_nan(x[30:0])) take = 1'b1;
-        else take = is_argmin ? flt(x, best) : flt(best, x);
-        if (take) begin
-          best = x;
-          arg[r] = IW'(j);
+    result_o = '0;
+    line_res = '0;
+    x        = '0;
+    arg      = '0;
+    best     = '0;
+    red      = '0;
+    prod     = '0;
+    take     = 1'b0;
+    unique case (fn_i)
+      VPU_FSUM_ROW, VPU_FMAX_ROW, VPU_FMIN_ROW, VPU_FPROD_ROW,
+      VPU_FSUM_COL, VPU_FMAX_COL, VPU_FMIN_COL, VPU_FPROD_COL,
+      VPU_FSUM_TILE, VPU_FMAX_TILE, VPU_FMIN_TILE, VPU_FPROD_TILE: begin
+        /*verilator unroll_disable*/
+        for (int unsigned i = 0; i <= N; i++) begin
+          for (int unsigned j = 0; j < N; j++) begin
+            if (i == N) x[j] = line_res[j];
+            else x[j] = is_col ? a_i[j*N + i] : a_i[i*N + j];
+          end
+          if (i < N || is_tile) line_res[i] = tree(red_op(fn_i), x);
+        end
+        for (int unsigned r = 0; r < N; r++) begin
+          for (int unsigned c = 0; c < N; c++) begin
+            result_o[r*N + c] = is_tile ? line_res[N] : (is_col ? line_res[c] : line_res[r]);
+          end
         end
       end
-    end
-  end
-
-  // FROTPAIR: four rounded products, then a rounded difference and a rounded sum per pair
-  logic [L-1:0][31:0] rot_res;
-  for (genvar p = 0; p < L / 2; p++) begin : g_pair
-    logic [31:0] x0c, x1s, x0s, x1c;
-    fp32_mul u_x0c (.a_i(a_i[2*p]),   .b_i(b_i[2*p]),   .result_o(x0c));
-    fp32_mul u_x1s (.a_i(a_i[2*p+1]), .b_i(b_i[2*p+1]), .result_o(x1s));
-    fp32_mul u_x0s (.a_i(a_i[2*p]),   .b_i(b_i[2*p+1]), .result_o(x0s));
-    fp32_mul u_x1c (.a_i(a_i[2*p+1]), .b_i(b_i[2*p]),   .result_o(x1c));
-    fp32_add u_out0 (.a_i(x0c), .b_i(x1s ^ 32'h8000_0000), .result_o(rot_res[2*p]));
-    fp32_add u_out1 (.a_i(x0s), .b_i(x1c), .result_o(rot_res[2*p+1]));
-  end
-
-  always_comb begin
-    for (int unsigned r = 0; r < N; r++) begin
-      for (int unsigned c = 0; c < N; c++) begin
-        unique case (fn_i)
-          VPU_FSUM_ROW, VPU_FMAX_ROW, VPU_FMIN_ROW, VPU_FPROD_ROW,
-          VPU_FSUM_COL, VPU_FMAX_COL, VPU_FMIN_COL, VPU_FPROD_COL,
-          VPU_FSUM_TILE, VPU_FMAX_TILE, VPU_FMIN_TILE, VPU_FPROD_TILE:
-            result_o[r*N + c] = is_tile ? tile_res : (is_col ? line_res[c] : line_res[r]);
-          VPU_FARGMAX_ROW, VPU_FARGMIN_ROW: result_o[r*N + c] = 32'(arg[r]);
-          VPU_FROTPAIR:                     result_o[r*N + c] = rot_res[r*N + c];
-          default:                          result_o[r*N + c] = '0;
-        endcase
+      // first index of the row maximum/minimum: a later element wins only if strictly beyond the
+      // current best, and a NaN beats everything unless the best already is a NaN
+      VPU_FARGMAX_ROW, VPU_FARGMIN_ROW: begin
+        for (int unsigned r = 0; r < N; r++) begin
+          best = a_i[r*N];
+          arg  = '0;
+          for (int unsigned j = 1; j < N; j++) begin
+            red = a_i[r*N + j];
+            if (is_nan(best[30:0])) take = 1'b0;
+            else if (is_nan(red[30:0])) take = 1'b1;
+            else take = (fn_i == VPU_FARGMIN_ROW) ? flt(red, best) : flt(best, red);
+            if (take) begin
+              best = red;
+              arg  = IW'(j);
+            end
+          end
+          for (int unsigned c = 0; c < N; c++) result_o[r*N + c] = 32'(arg);
+        end
       end
-    end
+      // FROTPAIR: four rounded products x0*c, x1*s, x0*s, x1*c (k = 0..3: a[2p + k%2] times
+      // b[2p + (k%2 xor k/2)]), then the rounded x0*c - x1*s and x0*s + x1*c
+      VPU_FROTPAIR: begin
+        /*verilator unroll_disable*/
+        for (int unsigned p = 0; p < L / 2; p++) begin
+          /*verilator unroll_disable*/
+          for (int unsigned k = 0; k < 4; k++) begin
+            prod[k] = fp32_pkg::mul(a_i[2*p + (k & 1)], b_i[2*p + ((k & 1) ^ (k >> 1))]);
+          end
+          /*verilator unroll_disable*/
+          for (int unsigned k = 0; k < 2; k++) begin
+            result_o[2*p + k] = fp32_pkg::add(prod[2*k], prod[2*k+1] ^ ((k == 0) ? 32'h8000_0000 : '0));
+          end
+        end
+      end
+      default: result_o = '0;
+    endcase
   end
 
   function automatic logic is_nan(logic [30:0] v);  // the sign bit does not matter

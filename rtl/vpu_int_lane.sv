@@ -16,62 +16,42 @@ module vpu_int_lane
   localparam logic [31:0] INT_MIN = 32'h8000_0000;
   localparam logic [31:0] INT_MAX = 32'h7fff_ffff;
 
-  // 33-bit exact sum and difference: bit 32 is the true sign, so overflow is bit 32 != bit 31
-  logic [32:0] sum33, diff33;
-  assign sum33  = {a_i[31], a_i} + {b_i[31], b_i};
-  assign diff33 = {a_i[31], a_i} - {b_i[31], b_i};
-
-  // signed divide on magnitudes: |INT_MIN| = 2^31 fits an unsigned 32-bit value
-  logic [31:0] mag_a, mag_b, quo, rem;
-  assign mag_a = a_i[31] ? -a_i : a_i;
-  assign mag_b = b_i[31] ? -b_i : b_i;
-  assign quo   = (b_i == '0) ? '0 : mag_a / mag_b;
-  assign rem   = (b_i == '0) ? mag_a : mag_a % mag_b;
-
+  // only the selected function is computed (a simulator skips the other branches)
+  logic [32:0] sum33, diff33, absdiff;
+  logic [31:0] mag_a, mag_b, quo, rem, p8;
+  logic [5:0] sh, sh_inv, cnt;
   logic lt_s, lt_u;
-  assign lt_s = $signed(a_i) < $signed(b_i);
-  assign lt_u = a_i < b_i;
-
-  // a shift by 32 gives 0 in SV, so a rotate by 0 needs no special case
-  logic [5:0] sh, sh_inv;
-  logic [31:0] rot_l, rot_r;
-  assign sh     = {1'b0, b_i[4:0]};
-  assign sh_inv = 6'd32 - sh;
-  assign rot_l  = (a_i << sh) | (a_i >> sh_inv);
-  assign rot_r  = (a_i >> sh) | (a_i << sh_inv);
-
-  // |a - b| <= 2^32 - 1 needs 33 bits; anything past INT_MAX clamps
-  logic [32:0] absdiff;
-  assign absdiff = diff33[32] ? -diff33 : diff33;
-
-  logic [5:0] clz, ctz;
   always_comb begin
-    clz = 6'd32;
-    for (int i = 0; i < 32; i++) begin
-      if (a_i[i]) clz = 6'(31 - i);
-    end
-    ctz = 6'd32;
-    for (int i = 31; i >= 0; i--) begin
-      if (a_i[i]) ctz = 6'(i);
-    end
-  end
-
-  // packed int8: each byte on its own, signed
-  logic [31:0] p8;
-  always_comb begin
-    p8 = '0;
-    for (int i = 0; i < 4; i++) begin
-      p8[8*i +: 8] = p8_byte(fn_i, a_i[8*i +: 8], b_i[8*i +: 8]);
-    end
-  end
-
-  always_comb begin
+    // 33-bit exact sum and difference: bit 32 is the true sign, so overflow is bit 32 != bit 31
+    sum33  = {a_i[31], a_i} + {b_i[31], b_i};
+    diff33 = {a_i[31], a_i} - {b_i[31], b_i};
+    // |a - b| <= 2^32 - 1 needs 33 bits; anything past INT_MAX clamps
+    absdiff = diff33[32] ? -diff33 : diff33;
+    // |INT_MIN| = 2^31 fits an unsigned 32-bit value
+    mag_a  = a_i[31] ? -a_i : a_i;
+    mag_b  = b_i[31] ? -b_i : b_i;
+    lt_s   = $signed(a_i) < $signed(b_i);
+    lt_u   = a_i < b_i;
+    // a shift by 32 gives 0 in SV, so a rotate by 0 needs no special case
+    sh     = {1'b0, b_i[4:0]};
+    sh_inv = 6'd32 - sh;
+    quo    = '0;
+    rem    = '0;
+    cnt    = '0;
+    p8     = '0;
     unique case (fn_i)
       VPU_ADD:     result_o = a_i + b_i;
       VPU_SUB:     result_o = a_i - b_i;
       VPU_MUL:     result_o = a_i * b_i;
-      VPU_CDIV:    result_o = (a_i[31] ^ b_i[31]) ? -quo : quo;
-      VPU_CMOD:    result_o = a_i[31] ? -rem : rem;
+      // signed divide on magnitudes
+      VPU_CDIV: begin
+        quo      = (b_i == '0) ? '0 : mag_a / mag_b;
+        result_o = (a_i[31] ^ b_i[31]) ? -quo : quo;
+      end
+      VPU_CMOD: begin
+        rem      = (b_i == '0) ? mag_a : mag_a % mag_b;
+        result_o = a_i[31] ? -rem : rem;
+      end
       VPU_NEG:     result_o = -a_i;
       VPU_ABS:     result_o = mag_a;
       VPU_SIGN:    result_o = a_i[31] ? '1 : {31'd0, a_i != '0};
@@ -94,18 +74,34 @@ module vpu_int_lane
       VPU_SHL:     result_o = a_i << b_i[4:0];
       VPU_SHR:     result_o = a_i >> b_i[4:0];
       VPU_SRA:     result_o = $unsigned($signed(a_i) >>> b_i[4:0]);
-      VPU_ROTL:    result_o = rot_l;
-      VPU_ROTR:    result_o = rot_r;
-      VPU_CLZ:     result_o = {26'd0, clz};
-      VPU_CTZ:     result_o = {26'd0, ctz};
+      VPU_ROTL:    result_o = (a_i << sh) | (a_i >> sh_inv);
+      VPU_ROTR:    result_o = (a_i >> sh) | (a_i << sh_inv);
+      VPU_CLZ: begin
+        cnt = 6'd32;
+        for (int i = 0; i < 32; i++) begin
+          if (a_i[i]) cnt = 6'(31 - i);
+        end
+        result_o = {26'd0, cnt};
+      end
+      VPU_CTZ: begin
+        cnt = 6'd32;
+        for (int i = 31; i >= 0; i--) begin
+          if (a_i[i]) cnt = 6'(i);
+        end
+        result_o = {26'd0, cnt};
+      end
       VPU_POPCNT:  result_o = 32'($countones(a_i));
       VPU_BREV8:   result_o = {a_i[7:0], a_i[15:8], a_i[23:16], a_i[31:24]};
       VPU_SEXT8:   result_o = {{24{a_i[7]}}, a_i[7:0]};
       VPU_SEXT16:  result_o = {{16{a_i[15]}}, a_i[15:0]};
       VPU_ZEXT8:   result_o = {24'd0, a_i[7:0]};
       VPU_ZEXT16:  result_o = {16'd0, a_i[15:0]};
+      // packed int8: each byte on its own, signed
       VPU_P8ADD, VPU_P8SUB, VPU_P8MAX, VPU_P8MIN, VPU_P8NEG, VPU_P8RELU, VPU_P8ABS, VPU_P8SIGN,
-      VPU_P8CMPLT, VPU_P8CMPEQ, VPU_P8MULLO, VPU_P8MULHI, VPU_P8ABSDIFF: result_o = p8;
+      VPU_P8CMPLT, VPU_P8CMPEQ, VPU_P8MULLO, VPU_P8MULHI, VPU_P8ABSDIFF: begin
+        for (int i = 0; i < 4; i++) p8[8*i +: 8] = p8_byte(fn_i, a_i[8*i +: 8], b_i[8*i +: 8]);
+        result_o = p8;
+      end
       VPU_SEL:     result_o = (c_i != '0) ? a_i : b_i;
       VPU_MAC:     result_o = a_i * b_i + c_i;
       default:     result_o = '0;

@@ -41,32 +41,44 @@ module vpu_int_reduce
 
   logic [N-1:0][31:0] row_red, col_red;
   logic [31:0] tile_red;
+  // each block computes only for its own functions (a simulator skips it otherwise)
   always_comb begin
-    for (int r = 0; r < N; r++) begin
-      row_red[r] = a_i[r*N];
-      for (int c = 1; c < N; c++) row_red[r] = combine(op, row_red[r], a_i[r*N+c]);
+    row_red  = '0;
+    col_red  = '0;
+    tile_red = '0;
+    if (fn_i inside {VPU_SUM_ROW, VPU_MAX_ROW, VPU_MIN_ROW, VPU_PROD_ROW, VPU_SUM_COL, VPU_MAX_COL,
+                     VPU_MIN_COL, VPU_PROD_COL, VPU_SUM_TILE, VPU_MAX_TILE, VPU_MIN_TILE,
+                     VPU_PROD_TILE}) begin
+      for (int r = 0; r < N; r++) begin
+        row_red[r] = a_i[r*N];
+        for (int c = 1; c < N; c++) row_red[r] = combine(op, row_red[r], a_i[r*N+c]);
+      end
+      for (int c = 0; c < N; c++) begin
+        col_red[c] = a_i[c];
+        for (int r = 1; r < N; r++) col_red[c] = combine(op, col_red[c], a_i[r*N+c]);
+      end
+      tile_red = row_red[0];
+      for (int r = 1; r < N; r++) tile_red = combine(op, tile_red, row_red[r]);
     end
-    for (int c = 0; c < N; c++) begin
-      col_red[c] = a_i[c];
-      for (int r = 1; r < N; r++) col_red[c] = combine(op, col_red[c], a_i[r*N+c]);
-    end
-    tile_red = row_red[0];
-    for (int r = 1; r < N; r++) tile_red = combine(op, tile_red, row_red[r]);
   end
 
   // first index of the extreme: only a strictly better element replaces the current best
   localparam int unsigned IDX_W = (N > 1) ? $clog2(N) : 1;
   logic [N-1:0][IDX_W-1:0] arg_idx;
+  logic [31:0] best;
   always_comb begin
-    for (int r = 0; r < N; r++) begin
-      logic [31:0] best;
-      best = a_i[r*N];
-      arg_idx[r] = '0;
-      for (int c = 1; c < N; c++) begin
-        if (fn_i == VPU_ARGMIN_ROW ? $signed(a_i[r*N+c]) < $signed(best)
-                                   : $signed(a_i[r*N+c]) > $signed(best)) begin
-          best = a_i[r*N+c];
-          arg_idx[r] = IDX_W'(c);
+    arg_idx = '0;
+    best    = '0;
+    if (fn_i inside {VPU_ARGMAX_ROW, VPU_ARGMIN_ROW}) begin
+      for (int r = 0; r < N; r++) begin
+        best = a_i[r*N];
+        arg_idx[r] = '0;
+        for (int c = 1; c < N; c++) begin
+          if (fn_i == VPU_ARGMIN_ROW ? $signed(a_i[r*N+c]) < $signed(best)
+                                     : $signed(a_i[r*N+c]) > $signed(best)) begin
+            best = a_i[r*N+c];
+            arg_idx[r] = IDX_W'(c);
+          end
         end
       end
     end
@@ -74,9 +86,12 @@ module vpu_int_reduce
 
   logic [L-1:0][31:0] rot;
   always_comb begin
-    for (int p = 0; p < L / 2; p++) begin
-      rot[2*p]   = a_i[2*p] * b_i[2*p] - a_i[2*p+1] * b_i[2*p+1];
-      rot[2*p+1] = a_i[2*p] * b_i[2*p+1] + a_i[2*p+1] * b_i[2*p];
+    rot = '0;
+    if (fn_i == VPU_IROTPAIR) begin
+      for (int p = 0; p < L / 2; p++) begin
+        rot[2*p]   = a_i[2*p] * b_i[2*p] - a_i[2*p+1] * b_i[2*p+1];
+        rot[2*p+1] = a_i[2*p] * b_i[2*p+1] + a_i[2*p+1] * b_i[2*p];
+      end
     end
   end
 
