@@ -128,7 +128,7 @@ module vpu
 
   logic [DEPTH-1:0]                  valid_q, valid_d;
   logic [DEPTH-1:0][TAG_W-1:0]       tag_q, tag_d;
-  logic [DEPTH-1:0][L-1:0][31:0]     data_q, data_d;
+  logic [DEPTH-1:0][L-1:0][31:0]     data_q;
 
   int unsigned lat;
   assign lat = int'(vpu_latency(fn_i));
@@ -136,22 +136,22 @@ module vpu
   // slot lat is the one shifting into the issue slot lat-1 this cycle
   assign ready_o = (lat >= DEPTH) || !valid_q[lat];
 
+  logic issue;
+  assign issue = valid_i && ready_o;
+
   always_comb begin
     for (int k = 0; k < DEPTH; k++) begin
       if (k + 1 < DEPTH) begin
         valid_d[k] = valid_q[k+1];
         tag_d[k]   = tag_q[k+1];
-        data_d[k]  = data_q[k+1];
       end else begin
         valid_d[k] = 1'b0;
         tag_d[k]   = '0;
-        data_d[k]  = '0;
       end
     end
-    if (valid_i && ready_o) begin
+    if (issue) begin
       valid_d[lat-1] = 1'b1;
       tag_d[lat-1]   = tag_i;
-      data_d[lat-1]  = result;
     end
   end
 
@@ -159,11 +159,20 @@ module vpu
     if (!rst_ni) begin
       valid_q <= '0;
       tag_q   <= '0;
-      for (int k = 0; k < DEPTH; k++) data_q[k] <= '0;  // one slot at a time: a tile is wide
     end else begin
       valid_q <= valid_d;
       tag_q   <= tag_d;
-      data_q  <= data_d;
+    end
+  end
+
+  // An empty slot always holds zeros (it was shifted in from the zero fill at the top), so a queue
+  // with no valid slot is all zeros and need not shift: the simulator skips the wide copies then.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int k = 0; k < DEPTH; k++) data_q[k] <= '0;  // one slot at a time: a tile is wide
+    end else if (issue || |valid_q) begin
+      for (int k = 0; k < DEPTH; k++) data_q[k] <= (k + 1 < DEPTH) ? data_q[(k+1) % DEPTH] : '0;
+      if (issue) data_q[lat-1] <= result;
     end
   end
 

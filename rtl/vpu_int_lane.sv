@@ -23,13 +23,19 @@ module vpu_int_lane
   logic lt_s, lt_u;
   always_comb begin
     // 33-bit exact sum and difference: bit 32 is the true sign, so overflow is bit 32 != bit 31
-    sum33  = {a_i[31], a_i} + {b_i[31], b_i};
-    diff33 = {a_i[31], a_i} - {b_i[31], b_i};
+    sum33  = '0;
+    diff33 = '0;
+    if (fn_i inside {VPU_SATADD}) sum33 = {a_i[31], a_i} + {b_i[31], b_i};
+    if (fn_i inside {VPU_SATSUB, VPU_ABSDIFF}) diff33 = {a_i[31], a_i} - {b_i[31], b_i};
     // |a - b| <= 2^32 - 1 needs 33 bits; anything past INT_MAX clamps
     absdiff = diff33[32] ? -diff33 : diff33;
     // |INT_MIN| = 2^31 fits an unsigned 32-bit value
-    mag_a  = a_i[31] ? -a_i : a_i;
-    mag_b  = b_i[31] ? -b_i : b_i;
+    mag_a  = '0;
+    mag_b  = '0;
+    if (fn_i inside {VPU_ABS, VPU_CDIV, VPU_CMOD}) begin
+      mag_a = a_i[31] ? -a_i : a_i;
+      mag_b = b_i[31] ? -b_i : b_i;
+    end
     lt_s   = $signed(a_i) < $signed(b_i);
     lt_u   = a_i < b_i;
     // a shift by 32 gives 0 in SV, so a rotate by 0 needs no special case
