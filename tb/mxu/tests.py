@@ -121,7 +121,7 @@ class MxuRangeErrors(MxuTest):
 class MxuRandom(MxuTest):
   """Constrained random command streams (MLW/MMUL mix, T, acc, idle gaps, errors), VMEM refilled
   between bursts, PSUM read back at the end. Checks functional coverage >= 95%."""
-  bursts = 6
+  bursts = 10  # enough stimulus that every seed reaches the 95% goal (seed 2022987359 missed it with 6)
   per_burst = 40
 
   async def body(self):
