@@ -49,6 +49,13 @@ class CoreTest(kit.BaseTest):
   timeout_us = 5000
   programs = list(PROGRAMS)
 
+  async def reset(self):
+    # drive every control input idle before reset: with random initial values (the X-randomised
+    # nightly variant) an undriven start_i would start the core on an empty program
+    for s in ("imem_we_i", "vmem_we_i", "psum_we_i", "sreg_we_i", "start_i"):
+      getattr(self.dut, s).value = 0
+    await super().reset()
+
   async def post_reset(self):
     await self.wait_until(lambda: int(self.dut.ready_o.value), 1 << 16, "the memory clear sweep")
 
