@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(f"\rTINYTPU ({os.environ['TINYTPU_SIM']}) [{bar:30s}] {done}/{total} images, {cycles} cycles")
     sys.stdout.flush()
 
+  if os.environ["TINYTPU_SIM"] != "golden":
+    from tinytpu import cosim
+    from tinytpu.backend.device import backend_config
+    print(f"building the Verilator co-simulation of {backend_config().name} (once; cached under build/) ...", flush=True)
+    cosim.build(backend_config())
   t0 = time.time()
   pred, cycles = infer_tinytpu(x_te, q, args.batch, progress)
   wall = time.time() - t0
