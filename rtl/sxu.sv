@@ -24,11 +24,11 @@ module sxu
   parameter int unsigned PSUM_TILES = 64,
   parameter int unsigned IMEM_WORDS = 4096,
   // issue-to-write-back latency of each vector source (see the header)
-  parameter int unsigned VLD_LAT    = 1,
-  parameter int unsigned PLD_LAT    = 1,
-  parameter int unsigned XLU_LAT    = 1,
-  parameter int unsigned MOV_LAT    = 1,
-  parameter int unsigned GTH_LAT    = 2,
+  parameter int unsigned VLD_LAT    = LAT_VLD,     // from the ISA table (tinytpu_pkg)
+  parameter int unsigned PLD_LAT    = LAT_PLD,
+  parameter int unsigned XLU_LAT    = LAT_XLU,
+  parameter int unsigned MOV_LAT    = LAT_VMOV,
+  parameter int unsigned GTH_LAT    = LAT_VGATHER,
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned LANE_W    = $clog2(N*N)
 ) (

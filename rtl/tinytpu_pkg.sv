@@ -409,6 +409,14 @@ package tinytpu_pkg;
     return m;
   endfunction
 
+  // Cycles from issue to result of the register-writing instructions outside the VPU (the
+  // table's latency column; every XLU function shares one latency).
+  localparam int unsigned LAT_VLD = 1;
+  localparam int unsigned LAT_PLD = 1;
+  localparam int unsigned LAT_VMOV = 1;
+  localparam int unsigned LAT_VGATHER = 2;
+  localparam int unsigned LAT_XLU = 1;
+
   // Cycles from issue to result of every VPU function (1 = single-cycle).
   function automatic logic [3:0] vpu_latency(input vpu_fn_e fn);
     unique case (fn)

@@ -85,6 +85,14 @@ def sv_package() -> str:
   L.append("    return m;")
   L.append("  endfunction")
   L.append("")
+  L.append("  // Cycles from issue to result of the register-writing instructions outside the VPU (the")
+  L.append("  // table's latency column; every XLU function shares one latency).")
+  for m in ("VLD", "PLD", "VMOV", "VGATHER"):
+    L.append(f"  localparam int unsigned LAT_{m} = {isa.BY_MNEMONIC[m].latency};")
+  xlu_lat = {i.latency for i in isa.INSTRS if i.unit == "xlu"}
+  assert len(xlu_lat) == 1, "the XLU pipeline has one latency for every function"
+  L.append(f"  localparam int unsigned LAT_XLU = {xlu_lat.pop()};")
+  L.append("")
   L.append("  // Cycles from issue to result of every VPU function (1 = single-cycle).")
   L.append("  function automatic logic [3:0] vpu_latency(input vpu_fn_e fn);")
   L.append("    unique case (fn)")
