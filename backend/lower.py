@@ -21,7 +21,11 @@ from typing import Any
 from tinygrad.dtype import AddrSpace, DType, dtypes
 from tinygrad.uop.ops import AxisType, Ops, UOp
 
-from tinytpu.config import Config
+from tinytpu import isa
+from tinytpu.config import DEFAULT, Config
+
+# the largest LOOPI count (its immhi field); longer loops take their count from a register
+LOOPI_MAX = isa.operand_range(isa.BY_MNEMONIC["LOOPI"].operands[0], DEFAULT.N)[1]
 
 # ---------------------------------------------------------------------------------------------
 # values
@@ -188,7 +192,7 @@ class Lowering:
     self.code: list[tuple] = []    # ("ins", mnemonic, operands...) | ("label", name)
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
-    self.free_sregs = list(range(15, 0, -1))
+    self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
     self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
     self.temps: list[int] = []
 
@@ -603,7 +607,7 @@ class Lowering:
     lane_end = self.label()
     if self.symbolic:
       self.ins("LOOP", f"s{self.s_count}", lane_end)
-    elif tiles_g > 0xFFFF:
+    elif tiles_g > LOOPI_MAX:
       r = self.sreg("lane loop count", temp=False)
       self.ins("LI", f"s{r}", tiles_g)
       self.ins("LOOP", f"s{r}", lane_end)
@@ -819,7 +823,7 @@ class Lowering:
       self.ins("LI", f"s{var}", 0)
       if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
         n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg)
-        if n > 0xFFFF:
+        if n > LOOPI_MAX:
           c = self.sreg("loop count")
           self.ins("LI", f"s{c}", n)
           self.ins("LOOP", f"s{c}", end)
@@ -975,7 +979,7 @@ def _vts(ins: tuple) -> list[VT]:
 
 
 SCRATCH = 3  # physical registers kept for reloading spilled operands
-NPHYS = 16 - SCRATCH
+NPHYS = DEFAULT.VREGS - SCRATCH
 
 
 def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
@@ -1032,7 +1036,7 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
     dst_first = mn not in ("VST", "VSCATTER") and ops and isinstance(ops[0], VT)
     srcs = [o for k, o in enumerate(ops) if isinstance(o, VT) and not (k == 0 and dst_first)]
     mapping: dict[VT, int] = {}
-    scratch = list(range(NPHYS, 16))
+    scratch = list(range(NPHYS, DEFAULT.VREGS))
     for o in srcs:  # spilled sources are reloaded into scratch registers
       if o not in phys and o not in mapping:
         mapping[o] = scratch.pop(0)
