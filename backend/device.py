@@ -158,6 +158,18 @@ def _cpu_unusable() -> bool:
   return shutil.which(os.environ.get("CC", "clang")) is None
 
 
+def _no_upcasts(hand_coded):
+  """TinyTPU's kernel optimisation policy. A kernel runs SIMT over the N*N lanes of a tile
+  (backend/lower.py), so its innermost axis is already vectorised; tinygrad 0.14's hand-coded
+  heuristic (made for CPUs and GPUs) upcasts it by 4, which turns contiguous accesses into strided
+  gathers and splits accumulators. tinygrad has no per-renderer policy hook, so the heuristic is
+  wrapped once: TinyTPU kernels keep their plain shape, other devices are untouched."""
+  def policy(k):
+    return k.copy() if isinstance(k.ren, TinyTPURenderer) else hand_coded(k)
+  policy.tinytpu = True
+  return policy
+
+
 def register():
   """Make `TINYTPU` a tinygrad device, and the default when no other device is usable.
 
@@ -174,6 +186,9 @@ def register():
     cpu = types.ModuleType("tinygrad.runtime.ops_cpu")
     cpu.CPUDevice, cpu._tinytpu = TinyTPUDevice, True
     sys.modules["tinygrad.runtime.ops_cpu"] = cpu
+  import tinygrad.codegen.opt.heuristic as heuristic
+  if not hasattr(heuristic.hand_coded_optimizations, "tinytpu"):  # imported by apply_opts at each call
+    heuristic.hand_coded_optimizations = _no_upcasts(heuristic.hand_coded_optimizations)
   import tinygrad.device as tdev
   if "TINYTPU" not in tdev.ALL_DEVICES:
     tdev.ALL_DEVICES.append("TINYTPU")

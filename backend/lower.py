@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import struct
 from typing import Any
 
@@ -26,6 +27,11 @@ from tinytpu.config import DEFAULT, Config
 
 # the largest LOOPI count (its immhi field); longer loops take their count from a register
 LOOPI_MAX = isa.operand_range(isa.BY_MNEMONIC["LOOPI"].operands[0], DEFAULT.N)[1]
+
+# lane-loop unrolling: kernels of at most UNROLL_FULL tiles have no loop; UNROLL_BUDGET bounds the
+# unrolled body (in UOps) so programs stay far below the instruction memory
+UNROLL_FULL, UNROLL_BUDGET = 16, 640
+HOIST_MAX = 4  # constant tiles kept in registers across the lane loop (more would spill)
 
 # ---------------------------------------------------------------------------------------------
 # values
@@ -225,8 +231,11 @@ class Lowering:
       self.ins("VSPLAT", t, f"s{v.reg}")
       return t
     if isinstance(v, Const):
+      bits = _imm(v.val, v.dtype)
+      if getattr(self, "in_body", False) and (bits in self.hoisted or len(self.hoisted) < HOIST_MAX):
+        return self.hoisted.setdefault(bits, VT("c"))  # filled once, before the lane loop
       t = VT("c")
-      self.ins("VFILL", t, _imm(v.val, v.dtype))
+      self.ins("VFILL", t, bits)
       return t
     raise TypeError(v)
 
@@ -593,42 +602,85 @@ class Lowering:
     if self.symbolic:
       self.lower_symbolic_extents()
     tiles_g = -(-self.G // L) if not self.symbolic else None
-    self.s_g0 = self.sreg("lane base", temp=False)
-    self.s_t = self.sreg("lane tile", temp=False)
+    U, iters = self.unroll(tiles_g)
+    looping = self.symbolic or iters > 1
+    self.s_g0 = self.sreg("lane base", temp=False) if looping else 0
+    self.s_t = self.sreg("lane tile", temp=False) if looping else 0
     self.iota = VT("iota")
     self.ins("VLD", self.iota, f"[s0 + {self.const_base // L}]")
     self.ones = VT("ones")
     self.ins("VFILL", self.ones, 1)
-    self.ins("LI", f"s{self.s_g0}", 0)
-    self.ins("LI", f"s{self.s_t}", 0)
+    if looping:
+      self.ins("LI", f"s{self.s_g0}", 0)
+      self.ins("LI", f"s{self.s_t}", 0)
     if self.dots:
       self.mxu_prologue()
       self.skip |= self.dead()
+    self.hoist_at, self.hoisted = len(self.code), {}
     lane_end = self.label()
     if self.symbolic:
       self.ins("LOOP", f"s{self.s_count}", lane_end)
-    elif tiles_g > LOOPI_MAX:
+    elif iters > LOOPI_MAX:
       r = self.sreg("lane loop count", temp=False)
-      self.ins("LI", f"s{r}", tiles_g)
+      self.ins("LI", f"s{r}", iters)
       self.ins("LOOP", f"s{r}", lane_end)
-    else:
-      self.ins("LOOPI", tiles_g, lane_end)
-    self.g = VT("g")
-    self.ins("VSPLAT", self.g, f"s{self.s_g0}")
-    self.ins("VADD", self.g, self.g, self.iota)
-    if self.symbolic:
-      lim = VT("glim")
-      self.ins("VSPLAT", lim, f"s{self.s_G}")
-      self.ins("VSUB", lim, lim, self.ones)
-      self.ins("VMIN", self.g, self.g, lim)
-    elif self.G % L:
-      lim = self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32)
-      self.ins("VMIN", self.g, self.g, lim)
+    elif looping:
+      self.ins("LOOPI", iters, lane_end)
+    g0 = self.iota
+    if looping:
+      g0 = VT("g")
+      self.ins("VSPLAT", g0, f"s{self.s_g0}")
+      self.ins("VADD", g0, g0, self.iota)
     self.written: set[int] = set()
+    for c in range(U):  # U copies of the body per iteration: tile s_t + c
+      self.t_off = c
+      self.g = g0
+      if c:
+        self.g = VT("g")
+        self.ins("VADD", self.g, g0, self.tile(Const(c * L, dtypes.int32), dtypes.int32))
+      if self.symbolic:
+        lim = VT("glim")
+        self.ins("VSPLAT", lim, f"s{self.s_G}")
+        self.ins("VSUB", lim, lim, self.ones)
+        self.ins("VMIN", self.g, self.g, lim)
+      elif self.G % L and (looping or c == U - 1):
+        g = VT("g")
+        self.ins("VMIN", g, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
+        self.g = g
+      self.lower_body()
+    if looping:
+      self.ins("SADDI", f"s{self.s_t}", f"s{self.s_t}", U)
+      self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", U * L)
+    self.code.append(("label", lane_end))
+    self.ins("HALT")
+    self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
+    self.code = _drop_unused(_dce(self.code), [self.s_g0, self.s_t])
+    text, spills = allocate(self.code, self.spill_base)
+    bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
+    return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
+                  {self.const_base // L: list(range(L)), **self.mxu_tables}, cfg.N, self.int8_checks)
+
+  def unroll(self, tiles: int | None) -> tuple[int, int]:
+    """(copies of the body per lane-loop iteration, iterations). Small kernels are unrolled
+    completely, larger ones by up to 8 so that the loop's two pointer updates are amortised; the
+    copies share hoisted constants and leave room for the SXU to pair loads/stores with ALU ops."""
+    if tiles is None:
+      return 1, 1
+    size = sum(1 for u in self.uops if u.op not in (Ops.CONST, Ops.PARAM, Ops.SINK, Ops.INDEX, Ops.NOOP))
+    if tiles <= UNROLL_FULL and tiles * size <= UNROLL_BUDGET:
+      return tiles, 1
+    for U in (8, 4, 2):
+      if tiles % U == 0 and U * size <= UNROLL_BUDGET:
+        return U, tiles // U
+    return 1, tiles
+
+  def lower_body(self):
+    """One copy of the kernel body for the lane tile s_t + t_off."""
     last_use = self.last_uses()
     dies: dict[int, list[UOp]] = {}
     for u, j in last_use.items():
       dies.setdefault(j, []).append(u)
+    self.in_body = True
     for j, u in enumerate(self.uops):
       if u in self.dot_at:
         if u.op is Ops.RANGE:  # the reduce loop is replaced: acc += the MXU's result
@@ -646,16 +698,9 @@ class Lowering:
         v = self.vals.get(d)
         if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
           self.release(v.reg)
+    self.in_body = False
     if self.loops:
       raise unsupported(self.loops[-1][0], "a loop without END")
-    self.ins("SADDI", f"s{self.s_t}", f"s{self.s_t}", 1)
-    self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", L)
-    self.code.append(("label", lane_end))
-    self.ins("HALT")
-    text, spills = allocate(self.code, self.spill_base)
-    bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
-    return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // L: list(range(L)), **self.mxu_tables}, cfg.N, self.int8_checks)
 
   def dead(self) -> set[UOp]:
     """Pure UOps only the replaced dot products used (their loads and index arithmetic)."""
@@ -770,7 +815,7 @@ class Lowering:
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
-        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L}]"
+        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L + self.t_off}]"
       reg = self.sreg("tile address")
       self.ins("SADDI", f"s{reg}", f"s{self.s_t}", 0)
       for c, t in form[2]:
@@ -779,7 +824,7 @@ class Lowering:
         tmp = self.sreg("address term")
         self.ins("SMUL", f"s{tmp}", f"s{tr}", f"s{k}")
         self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
-      return "tile", f"[s{reg} + {(buf.base + form[1]) // L}]"
+      return "tile", f"[s{reg} + {(buf.base + form[1]) // L + self.t_off}]"
     idx = self.tile(self.value(a.idx), dtypes.int32)
     if a.gate is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
@@ -926,6 +971,10 @@ class Lowering:
       self.ins(_SALU[u.op], f"s{r}", *(f"s{self.scalar(s)}" for s in srcs))
       return SReg(r)
     mn = _ALU[u.op][_cls(src_dt)]
+    if u.op is Ops.MAX and mn == "VMAX" and any(isinstance(x, Const) and x.val == 0 for x in srcs):
+      t = VT("relu")  # max(x, 0) of an int32
+      self.ins("VRELU", t, self.tile(next(x for x in srcs if not (isinstance(x, Const) and x.val == 0)), src_dt))
+      return t
     if mn is None:
       raise unsupported(u, f"no {u.op.name} instruction for {src_dt}")
     t = VT(u.op.name.lower())
@@ -972,6 +1021,38 @@ class Lowering:
 
 # ---------------------------------------------------------------------------------------------
 # register allocation: linear scan over the instruction list, loop-aware, spilling to VMEM
+
+
+_NO_VDEF = ("VST", "VSCATTER", "PST")  # instructions that read every vector operand
+
+
+def _dce(code: list[tuple]) -> list[tuple]:
+  """Drop vector instructions whose result no side effect (store, scatter, extract) ever needs."""
+  defs = lambda c: c[0] == "ins" and c[1] not in _NO_VDEF and len(c) > 2 and isinstance(c[2], VT)
+  live: set[VT] = set()
+  for c in code:
+    if c[0] == "ins" and not defs(c):
+      live.update(_vts(c))
+  changed = True
+  while changed:
+    changed = False
+    for c in code:
+      if defs(c) and c[2] in live and not live.issuperset(srcs := _vts(c)[1:]):
+        live.update(srcs)
+        changed = True
+  return [c for c in code if not defs(c) or c[2] in live]
+
+
+def _drop_unused(code: list[tuple], regs: list[int]) -> list[tuple]:
+  """Drop the LI/SADDI bookkeeping of pointer registers nothing else reads any more."""
+  for r in regs:
+    if not r:
+      continue
+    name = re.compile(rf"\bs{r}\b")
+    own = lambda c: c[0] == "ins" and c[1] in ("LI", "SADDI") and c[2] == f"s{r}"
+    if not any(c[0] == "ins" and not own(c) and any(isinstance(o, str) and name.search(o) for o in c[2:]) for c in code):
+      code = [c for c in code if not own(c)]
+  return code
 
 
 def _vts(ins: tuple) -> list[VT]:
