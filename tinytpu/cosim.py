@@ -3,7 +3,7 @@ DPI-C bundle loader, one per configuration under build/<config.name>/, rebuilt o
 changed (content hash in a stamp file), behind a file lock so parallel pytest workers share it.
 
   build(config) -> path of the binary
-  run_bundle(text, config, trace=None) -> bundle.Result (raises bundle.BundleError on a bad bundle)
+  run_bundle(text, config, trace=None, events=None) -> bundle.Result (raises bundle.BundleError on a bad bundle)
   Server(config): one process running bundle after bundle (`%end`-separated on its stdin)
 """
 from __future__ import annotations
@@ -102,11 +102,13 @@ def _answer(out: str, err: str, rc: int, config: Config) -> bundle.Result:
   return bundle.parse_result(out, config)
 
 
-def run_bundle(text: str, config: Config = DEFAULT, trace: str | os.PathLike | None = None) -> bundle.Result:
-  """Run one bundle on the RTL; `trace` writes a waveform there."""
+def run_bundle(text: str, config: Config = DEFAULT, trace: str | os.PathLike | None = None,
+               events: str | os.PathLike | None = None) -> bundle.Result:
+  """Run one bundle on the RTL; `trace` writes a waveform there, `events` the per-cycle event table
+  of the profiler (tinytpu.profile, doc/profiler.md: a runtime flag of the same binary)."""
   text = _prepare(text, config)
   exe = build(config, trace=trace is not None)
-  args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + ["-"]
+  args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + (["--events", str(events)] if events is not None else []) + ["-"]
   r = subprocess.run(args, input=text, capture_output=True, text=True)
   return _answer(r.stdout, r.stderr, r.returncode, config)
 

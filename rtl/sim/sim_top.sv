@@ -4,6 +4,13 @@
 // watchdog, then reads back every requested dump through the core's read ports and reports the
 // status, cycles and performance counters. finished_o rises once the report is out; the C++ main
 // then resets the whole top (rst_ni) before the next bundle.
+//
+// Event capture (doc/profiler.md), only when the C++ side asks for it (tt_events_on(), read once
+// per bundle at start, so normal runs pay nothing but an idle flop): for every cycle the core runs
+// (issue and drain, the cycles it counts) one tt_event call with that cycle's number, the pc the
+// SXU issued from (or stalled on) in it, and before it one tt_event_delta per performance counter
+// that moved in that cycle. A cycle's deltas are known one edge after it, so its record goes out
+// one cycle late; the capture stops with the watchdog.
 module sim_top
   import tinytpu_pkg::*;
 #(
@@ -35,6 +42,9 @@ module sim_top
   import "DPI-C" function void tt_dump_lane(input int lane, input int unsigned value);
   import "DPI-C" function void tt_report(input int status, input int pc, input int unsigned cycles, input int timeout);
   import "DPI-C" function void tt_report_perf(input int idx, input int unsigned value);
+  import "DPI-C" function int tt_events_on();
+  import "DPI-C" function void tt_event_delta(input int idx, input int unsigned delta);
+  import "DPI-C" function void tt_event(input int unsigned cycle, input int unsigned pc);
 
   typedef enum logic [2:0] {S_INIT, S_LOAD, S_RUN, S_DUMP, S_READ, S_REPORT, S_FIN} state_e;
 
@@ -54,7 +64,7 @@ module sim_top
   logic [NUM_PERF-1:0][31:0] perf;
   logic [L-1:0][31:0]        vmem_rdata, psum_rdata;
   logic [31:0]               sreg_rdata;
-  logic                      unused_running;
+  logic                      core_running;
 
   tensorcore #(
     .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS)
@@ -78,7 +88,7 @@ module sim_top
     .sreg_rdata_o (sreg_rdata),
     .start_i      (start_q),
     .ready_o      (core_ready),
-    .running_o    (unused_running),
+    .running_o    (core_running),
     .done_o       (core_done),
     .status_o     (status),
     .pc_o         (pc),
@@ -176,7 +186,35 @@ module sim_top
     end
   end
 
-  logic unused;
-  assign unused = unused_running;
+  // event capture: a running cycle t is sampled at its closing edge (cycles = t, pc = the pc issued
+  // or stalled on in t: sxu's pc_q, perf = the counters before t) and reported at the next edge,
+  // when perf holds the counts after t
+  logic                      ev_on_q, ev_valid_q;
+  logic [31:0]               ev_cycle_q, ev_pc_q;
+  logic [NUM_PERF-1:0][31:0] ev_perf_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ev_on_q    <= 1'b0;
+      ev_valid_q <= 1'b0;
+      ev_cycle_q <= '0;
+      ev_pc_q    <= '0;
+      ev_perf_q  <= '0;
+    end else begin
+      if (start_q) ev_on_q <= tt_events_on() != 0;
+      if (ev_on_q) begin
+        if (ev_valid_q) begin
+          for (int i = 0; i < NUM_PERF; i++) begin
+            if (perf[i] != ev_perf_q[i]) tt_event_delta(i, perf[i] - ev_perf_q[i]);
+          end
+          tt_event(ev_cycle_q, ev_pc_q);
+        end
+        ev_valid_q <= core_running && state_q == S_RUN;
+        ev_cycle_q <= cycles;
+        ev_pc_q    <= pc;
+        ev_perf_q  <= perf;
+      end
+    end
+  end
 
 endmodule

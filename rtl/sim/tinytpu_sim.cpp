@@ -2,7 +2,9 @@
 // validates it (bundle_reader.cpp), then clocks sim_top, whose loader pulls the records through
 // the DPI-C functions below, and prints the result in the format of tinytpu.bundle.format_result.
 //
-//   tinytpu-sim [--trace waves.fst] bundle.txt|-     one bundle; exit 0 ok, 1 trap/timeout, 2 bad bundle
+//   tinytpu-sim [--trace waves.fst] [--events out.tsv] bundle.txt|-
+//                                                     one bundle; exit 0 ok, 1 trap/timeout, 2 bad bundle;
+//                                                     --events writes one line per running cycle (doc/profiler.md)
 //   tinytpu-sim --server                              bundles on stdin, each ended by a line `%end`;
 //                                                     each answer (result or error line) ends with `%end <exit code>`
 #include <cstdio>
@@ -42,6 +44,10 @@ struct State {
   unsigned cycles = 0;
   int exit_code = 0;
 } S;
+
+// --events: the open file (null when not capturing) and the deltas of the cycle being reported
+FILE *ev_file = nullptr;
+unsigned ev_delta[TT_NUM_PERF] = {};
 
 void prepare(Bundle &&b) {
   S = State();
@@ -161,6 +167,27 @@ extern "C" void tt_report(int status, int pc, unsigned cycles, int timeout) {
   }
 }
 
+// per-cycle events (sim_top's capture block): `cycle pc <delta of every counter>`, tab-separated
+extern "C" int tt_events_on() { return ev_file != nullptr; }
+extern "C" void tt_event_delta(int idx, unsigned delta) {
+  if (idx >= 0 && idx < TT_NUM_PERF) ev_delta[idx] = delta;
+}
+extern "C" void tt_event(unsigned cycle, unsigned pc) {
+  if (!ev_file) return;
+  fprintf(ev_file, "%u\t%u", cycle, pc);
+  for (int i = 0; i < TT_NUM_PERF; i++) fprintf(ev_file, "\t%u", ev_delta[i]), ev_delta[i] = 0;
+  fputc('\n', ev_file);
+}
+
+static bool open_events(const char *path) {
+  ev_file = fopen(path, "w");
+  if (!ev_file) return false;
+  fputs("cycle\tpc", ev_file);
+  for (int i = 0; i < TT_NUM_PERF; i++) fprintf(ev_file, "\t%s", TT_PERF_NAMES[i]);
+  fputc('\n', ev_file);
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // one bundle: (exit code, stdout text, stderr text)
 static int run_one(Sim &sim, const std::string &text, std::string &out, std::string &err) {
@@ -175,17 +202,23 @@ static int run_one(Sim &sim, const std::string &text, std::string &out, std::str
   return S.exit_code;
 }
 
+static int usage(const char *me) {
+  fprintf(stderr, "usage: %s [--trace waves] [--events out.tsv] (bundle.txt | -)\n       %s [--trace waves] --server\n", me, me);
+  return 2;
+}
+
 int main(int argc, char **argv) {
-  const char *trace = nullptr, *path = nullptr;
+  const char *trace = nullptr, *path = nullptr, *events = nullptr;
   bool server = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace = argv[++i];
+    else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = argv[++i];
     else if (!strcmp(argv[i], "--server")) server = true;
     else if (argv[i][0] == '+') continue;  // Verilator plusargs
     else if (!path) path = argv[i];
-    else { fprintf(stderr, "usage: %s [--trace waves] (bundle.txt | - | --server)\n", argv[0]); return 2; }
+    else return usage(argv[0]);
   }
-  if (!server && !path) { fprintf(stderr, "usage: %s [--trace waves] (bundle.txt | - | --server)\n", argv[0]); return 2; }
+  if ((!server && !path) || (server && events)) return usage(argv[0]);  // events: one bundle per process
   Sim sim(trace);
   if (server) {
     std::string line, text;
@@ -216,8 +249,10 @@ int main(int argc, char **argv) {
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
     fclose(f);
   }
+  if (events && !open_events(events)) { fprintf(stderr, "tinytpu-sim: cannot write %s\n", events); return 2; }
   std::string out, err;
   int rc = run_one(sim, text, out, err);
+  if (ev_file) fclose(ev_file);
   fputs(out.c_str(), stdout);
   fputs(err.c_str(), stderr);
   return rc;
