@@ -2,17 +2,21 @@
 golden model (`golden`), or on both with every dumped tile compared (`both`).
 
 `TINYTPU_DEBUG=1` prints each kernel's assembly and cycles; `TINYTPU_KEEP=dir` keeps every bundle
-and its output for replay with `python -m tinytpu run`."""
+and its output for replay with `python -m tinytpu run`; `TINYTPU_PROFILE=dir` writes a profile
+(report, Perfetto trace, HTML view: doc/profiler.md) of every kernel run on the RTL."""
 from __future__ import annotations
 
 import itertools
 import os
 import pathlib
+import sys
 
 from tinytpu import asm, bundle
 from tinytpu.bundle import Bundle, Result
 
 _seq = itertools.count()
+_profile_seq = itertools.count()
+_profile_noted = []  # the golden-model note is printed once
 # totals since import (or the last reset): what `make demo` and the benchmarks report
 STATS = {"kernels": 0, "cycles": 0, "instructions": 0}
 
@@ -55,6 +59,18 @@ def _golden(b: Bundle) -> Result:
   return interp.run(b)
 
 
+def _profile(b: Bundle, name: str, on_rtl: bool) -> None:
+  """TINYTPU_PROFILE=dir: the profile comes from the RTL's cycle counters, so only kernels run on
+  the RTL get one; the golden model (cycle-free) says so once and profiles nothing."""
+  if not on_rtl:
+    if not _profile_noted:
+      _profile_noted.append(True)
+      print("TINYTPU_PROFILE: nothing profiled, the golden model has no cycles (use TINYTPU_SIM=rtl or both)", file=sys.stderr)
+    return
+  from tinytpu import profile
+  profile.kernel(b, name, os.environ["TINYTPU_PROFILE"], next(_profile_seq))
+
+
 def run(b: Bundle, name: str = "kernel") -> Result:
   mode = os.environ.get("TINYTPU_SIM", "rtl")
   if mode not in ("rtl", "golden", "both"):
@@ -73,6 +89,8 @@ def run(b: Bundle, name: str = "kernel") -> Result:
           f"--- {name}: {res.cycles} cycles, status {res.status}")
   if os.environ.get("TINYTPU_KEEP"):
     _keep(b, name, outs)
+  if os.environ.get("TINYTPU_PROFILE"):
+    _profile(b, name, "rtl" in outs)
   if mode == "both" and (d := bundle.diff_results(outs["golden"], outs["rtl"])):
     path = _keep(b, name, outs)
     raise KernelError(f"TINYTPU kernel {name}: RTL and golden model differ ({d[0]}); bundle kept in {path}")

@@ -2,15 +2,18 @@
 counters of the RTL co-simulation sampled every cycle.
 
 `tinytpu-sim --events out.tsv` writes one line per cycle the core runs: the cycle, the pc the SXU
-issued from (or stalled on) and the delta of every counter of isa.PERF_COUNTERS in that cycle. From
-that table and the program this module derives, per kernel:
+issued from (or stalled on: its pc_o, the first instruction of the cycle) and the delta of every
+counter of isa.PERF_COUNTERS in that cycle. A cycle that retires k instructions issued pc, pc+1, ..
+pc+k-1 (k = 2 on a dual-issue SXU, whose second slot is always pc+1). From that table and the
+program this module derives, per kernel:
 
   - the instruction mix by mnemonic and by unit (the ISA table's unit column),
   - busy cycles per unit, stall cycles by cause, drain cycles, IPC,
   - a text report, a Chrome/Perfetto trace (`--trace-events`) and a self-contained HTML pipeline view.
 
-Every total is a sum of the per-cycle deltas, and check() compares it with the final counters the
-co-sim reports.
+Every total is a sum of the per-cycle deltas. check() compares the totals with the final counters
+the co-sim reports, and the instructions attributed to every cycle with that cycle's vpu_ops,
+xlu_ops and mem_ops deltas (so a wrong pc attribution shows).
 
   python -m tinytpu profile bundle.txt [--trace-events out.json] [--html out.html] [--window A:B]
   TINYTPU_PROFILE=dir (backend/runner.py): one report, trace and HTML per tinygrad kernel
@@ -38,6 +41,10 @@ UNITS = ["SXU", "VPU", "XLU", "VMEM", "MXU"]                     # the ISA table
 TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "stall"]  # rows of the trace and the HTML view
 DRAIN = "drain"  # a cycle that neither issued nor stalled: after HALT or a trap, waiting for background units
 WINDOW = 2000    # cycles the HTML view draws by default
+# which instructions the class counters count (rtl/sxu.sv; isa.PERF_COUNTERS describes them): by opcode,
+# so VSPLAT (unit vpu) is no vpu_op, and VMOV/VZERO/VFILL (unit vpu) are mem_ops
+COUNTED = {"vpu_ops": {isa.OP["VPU"]}, "xlu_ops": {isa.OP["XLU"]},
+           "mem_ops": {isa.OP[m] for m in ("VLD", "VST", "PLD", "PST", "VMOV", "VZERO", "VFILL")}}
 
 
 @dataclasses.dataclass
@@ -97,15 +104,33 @@ class Profile:
     return {n: int(self.events.delta[:, i].sum()) for i, n in enumerate(self.events.names)}
 
   def check(self) -> list[str]:
-    """Differences between the sums of the events and the co-sim's final counters and cycles (none
-    expected, except after a timeout: the watchdog stops the capture, not the core)."""
+    """Differences between the events and the co-sim: the sums of the deltas against the final
+    counters, the rows against the cycles, and per cycle the instructions attributed to it against
+    its vpu_ops/xlu_ops/mem_ops deltas. None expected, except after a timeout (the watchdog stops
+    the capture, not the core)."""
     bad = [f"{n}: events sum {v} != counter {self.result.perf.get(n)}" for n, v in self.totals().items() if v != self.result.perf.get(n)]
     if self.cycles != self.result.cycles:
       bad.append(f"cycles: {self.cycles} event rows != {self.result.cycles} cycles")
+    ev = self.events
+    for n, ops in COUNTED.items():
+      if n not in ev.names: continue
+      got = np.zeros(len(ev.cycle), np.int64)
+      np.add.at(got, np.searchsorted(ev.cycle, [i.cycle for i in self.issues if i.ins is not None and i.ins.op in ops]).astype(np.int64), 1)
+      if len(wrong := np.nonzero(got != ev.col(n))[0]):
+        k = int(wrong[0])
+        bad.append(f"{n}: cycle {ev.cycle[k]} (pc {ev.pc[k]}): the instructions attributed to it make {got[k]}, the counter moved {ev.col(n)[k]}")
     return bad
 
   def mix(self) -> collections.Counter:
     return collections.Counter(i.ins.mnemonic if i.ins else "(illegal)" for i in self.issues)
+
+  def pc_counts(self) -> collections.Counter:
+    """How often each pc retired."""
+    return collections.Counter(i.pc for i in self.issues)
+
+  def paired(self) -> int:
+    """Cycles that retired more than one instruction (dual issue)."""
+    return sum(1 for n in collections.Counter(i.cycle for i in self.issues).values() if n > 1)
 
   def unit_mix(self) -> collections.Counter:
     return collections.Counter(unit_of(i.ins) for i in self.issues)
@@ -185,9 +210,11 @@ def report(p: Profile) -> str:
          f"cycles {C}   retired {tot['retired']}   IPC {ipc:.3f}", "",
          "cycles by what the issue stage did:",
          f"  {'issue':12s} {issue_cycles:9d} {_pct(issue_cycles, C)}"]
+  if pairs := p.paired():
+    out.append(f"  {'  of which':12s} {pairs:9d} {_pct(pairs, C)}   retired 2 instructions (dual issue)")
   for s in STALLS:
     out.append(f"  {s:12s} {tot[s]:9d} {_pct(tot[s], C)}")
-  out.append(f"  {DRAIN:12s} {len(p.drain):9d} {_pct(len(p.drain), C)}   (after HALT or a trap: background units finishing)")
+  out.append(f"  {DRAIN:12s} {len(p.drain):9d} {_pct(len(p.drain), C)}   (no issue, no stall: after HALT or a trap, background units finishing)")
   busy = p.busy()
   why = {"SXU": "scalar and control instructions issued", "VPU": f"issue cycles (pipelined; {p.vpu_in_flight()} op-cycles in flight)",
          "XLU": "issue cycles", "VMEM": "VLD/VST/PLD/PST/VGATHER/VSCATTER issue cycles", "MXU": "mxu_busy: activation rows streamed"}
@@ -196,12 +223,17 @@ def report(p: Profile) -> str:
   out += ["", "instruction mix by unit:"] + [f"  {u:12s} {um.get(u, 0):9d} {_pct(um.get(u, 0), tot['retired'])}" for u in UNITS]
   out += ["", "instruction mix by mnemonic:"]
   out += [f"  {m:12s} {n:9d} {_pct(n, tot['retired'])}" for m, n in sorted(p.mix().items(), key=lambda kv: (-kv[1], kv[0]))]
-  sites = collections.Counter((pc, cause) for _, pc, cause in p.stall)
-  if sites:
+  if p.stall:
+    dec = {pc: _decode(p.program[pc], p.config.N) if pc < len(p.program) else (None, {}, "?") for pc in {pc for _, pc, _ in p.stall}}
+    dis = lambda pc: dec[pc][2]
+    waits = collections.Counter((dec[pc][0].mnemonic if dec[pc][0] else "?", cause) for _, pc, cause in p.stall)
+    out += ["", "stall cycles by the instruction that waited:"]
+    out += [f"  {m:12s} {cause:12s} {n:7d} {_pct(n, C)}" for (m, cause), n in waits.most_common(8)]
     out += ["", "top stall sites (pc: the instruction that waited):"]
-    for (pc, cause), n in sites.most_common(8):
-      out.append(f"  pc {pc:<5d} {_decode(p.program[pc], p.config.N)[2] if pc < len(p.program) else '?':32s} {cause:12s} {n:7d}")
-  out += ["", "hardware counters (each the sum of its per-cycle deltas): " + " ".join(f"{n}={v}" for n, v in tot.items())]
+    for (pc, cause), n in collections.Counter((pc, cause) for _, pc, cause in p.stall).most_common(8):
+      out.append(f"  pc {pc:<5d} {dis(pc):32s} {cause:12s} {n:7d}")
+  out += ["", "hardware counters (each the sum of its per-cycle deltas):"]
+  out += [f"  {n:12s} {tot.get(n, 0):9d}   {desc}" for n, desc in isa.PERF_COUNTERS]
   if bad := p.check():
     out.append("WARNING: events differ from the final counters: " + "; ".join(bad))
   return "\n".join(out) + "\n"
@@ -281,7 +313,7 @@ def to_html(p: Profile, lo: int = 0, hi: int | None = None) -> str:
   px = max(1.0, min(16.0, 1600 / n))  # pixels per cycle
   left, row, top = 70, 22, 24
   W, H = int(left + n * px + 20), top + row * len(TRACKS) + 10
-  svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="monospace" font-size="11">']
+  svg = [f'<svg width="{W}" height="{H}" font-family="monospace" font-size="11">']
   step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 10**9) if s * px >= 50)
   for c in range((lo + step - 1) // step * step, hi + 1, step):
     x = left + (c - lo) * px
@@ -337,16 +369,23 @@ def write_all(p: Profile, stem: str | os.PathLike, window: tuple[int, int | None
 
 
 def kernel(b: bundle.Bundle, name: str, directory: str | os.PathLike, seq: int) -> list[pathlib.Path]:
-  """The backend's hook: profile one kernel bundle into `directory`."""
+  """The backend's hook (TINYTPU_PROFILE=dir): profile one kernel bundle into `directory` as
+  <seq>_<name>.txt/.json/.html, next to the bundle itself (<seq>_<name>.bundle, for
+  `python -m tinytpu profile` or `run`). Runs the bundle again, on its own co-sim process."""
   d = pathlib.Path(directory)
   d.mkdir(parents=True, exist_ok=True)
-  p = profile_bundle(bundle.write(b), b.config, name)
-  return write_all(p, d / f"{seq:04d}_{''.join(c if c.isalnum() else '_' for c in name)}")
+  stem = d / f"{seq:04d}_{''.join(c if c.isalnum() else '_' for c in name)}"
+  text = bundle.write(b)
+  stem.with_suffix(".bundle").write_text(text)
+  return write_all(profile_bundle(text, b.config, name), stem) + [stem.with_suffix(".bundle")]
 
 
 def _window(s: str) -> tuple[int, int | None]:
   a, _, b = s.partition(":")
-  return int(a or 0), (int(b) if b else None)
+  try:
+    return int(a or 0), (int(b) if b else None)
+  except ValueError:
+    raise ValueError(f"--window {s!r}: expected A:B, cycle numbers (either may be left out)") from None
 
 
 def main(argv: list[str]) -> int:
@@ -366,13 +405,18 @@ def main(argv: list[str]) -> int:
     window = _window(args.window)
     b = bundle.parse(text, Config.from_str(args.config) if args.config else None)
     res, ev = capture(bundle.write(b), b.config, args.events)
-  except (OSError, ValueError) as e:  # BundleError, ConfigError, a bad --window
-    print(str(e), file=sys.stderr)
+  except OSError as e:  # a missing or unreadable file
+    print(f"profile: {e.filename or args.bundle}: {e.strerror or e}", file=sys.stderr)
+    return 2
+  except ValueError as e:  # BundleError (it names the line), ConfigError, a bad --window
+    print(f"profile: {e}" if str(e).startswith("--") else f"profile: {args.bundle}: {e}", file=sys.stderr)
     return 2
   p = analyze(args.name or pathlib.Path(args.bundle).stem, b.program, b.config, res, ev)
   sys.stdout.write(report(p))
-  if args.trace_events:
-    pathlib.Path(args.trace_events).write_text(json.dumps(trace_events(p)))
-  if args.html:
-    pathlib.Path(args.html).write_text(to_html(p, *window))
+  try:
+    if args.trace_events: pathlib.Path(args.trace_events).write_text(json.dumps(trace_events(p)))
+    if args.html: pathlib.Path(args.html).write_text(to_html(p, *window))
+  except OSError as e:
+    print(f"profile: {e.filename}: {e.strerror or e}", file=sys.stderr)
+    return 2
   return 0 if res.status == "ok" else 1
