@@ -100,9 +100,9 @@ class Dot:
   nlanes: list
   a_off: list[int]
   b_off: list[int]
-  X: int = 0                    # VMEM tiles: activation tiles [kb][mb], weight tiles [nb][kb], results [nb][mb]
-  W: int = 0
-  S: int = 0
+  X: int = 0                    # VMEM tiles: K blocks ([mb] activation tiles, then [nb] weight tiles)
+  S: int = 0                    # result tiles [nb][mb]
+  T: int = 0                    # lane table: per lane of the kernel, its result element
 
   @property
   def dims(self) -> tuple[int, int, int]:
@@ -450,34 +450,47 @@ class Lowering:
           stack.extend(c.src[2:] if c.op is Ops.MULACC else c.src if c.op is Ops.ADD else [])
     if not self.dots:
       return
-    # layout after the constant pool: every staging table, then every result area
+    # layout after the constant pool, per Dot: its K blocks (each the Mt activation tiles [mb] of [m][k]
+    # then the Nt weight tiles [nb] of [k][n], staged in place from preloaded index tables), then
+    # every Dot's result area ([nb][mb] tiles of [m][n]) and its lane table (per lane of the kernel,
+    # the element of the result area that lane reads)
+    import numpy as np
     L, N = self.L, self.cfg.N
     t = self.const_base // L + 1
-    import numpy as np
     tables: dict[int, list[int]] = {}
     for d in self.dots:
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
-      d.X, d.W = t, t + Kt * Mt
-      t = d.W + Nt * Kt
+      d.X = t
+      t += Kt * (Mt + Nt)
       fa, fb = _flat_offsets(d.mlanes), _flat_offsets(d.nlanes)
       # element indices to gather in place: padding lanes read the constant pool's zero (lane 0 of the lane-index tile)
       ea = np.full((Mt * N, Kt * N), self.const_base, dtype=np.int64)
       ea[:M, :K] = d.a.base + fa[:, None] + np.array(d.a_off)[None, :]
       eb = np.full((Kt * N, Nt * N), self.const_base, dtype=np.int64)
       eb[:K, :Nc] = d.b.base + np.array(d.b_off)[:, None] + fb[None, :]
-      xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(-1, L)  # [kb][mb] tiles of [m][k]
-      wb = eb.reshape(Kt, N, Nt, N).transpose(2, 0, 1, 3).reshape(-1, L)  # [nb][kb] tiles of [k][n]
-      for i, row in enumerate(np.concatenate([xa, wb])):
+      xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(Kt, Mt, L)  # [kb][mb] tiles of [m][k]
+      wb = eb.reshape(Kt, N, Nt, N).transpose(0, 2, 1, 3).reshape(Kt, Nt, L)  # [kb][nb] tiles of [k][n]
+      for i, row in enumerate(np.concatenate([xa, wb], axis=1).reshape(-1, L)):
         tables[d.X + i] = row.tolist()
       for buf, e in ((d.a, ea[:M, :K]), (d.b, eb[:K, :Nc])):
         if buf.dtype != dtypes.int8:
           self.int8_checks.append((buf.slot, np.unique(e) - buf.base))
-    self.mxu_table_end = t
+    g = np.minimum(np.arange(-(-self.G // L) * L), self.G - 1)  # padding lanes repeat the last lane
+    rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
+    def flat(lanes):
+      f = np.zeros_like(g)
+      for r, e, _ in lanes:
+        f = f * e + rv[r]
+      return f
     for d in self.dots:
       M, K, Nc = d.dims
-      d.S = t
-      t += -(-M // N) * -(-Nc // N)
+      Mt, Nt = -(-M // N), -(-Nc // N)
+      d.S, d.T = t, t + Mt * Nt
+      t = d.T + len(g) // L
+      m, n = flat(d.mlanes), flat(d.nlanes)
+      for i, row in enumerate((d.S * L + ((n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)):
+        tables[d.T + i] = row.tolist()
     if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space): keep the VPU loops
       self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
       return
@@ -485,102 +498,93 @@ class Lowering:
     self.spill_base = t
 
   def mxu_prologue(self):
-    """Stage every Dot's activation and weight tiles (gathered in place from the preloaded index
-    tables), run the MXU over them, and copy the PSUM results to the result areas."""
+    """Run every Dot on the MXU: stage its K blocks in place (VLD index table, VGATHER, VST), then for
+    each group of PSUM-resident result tiles and each K block, MLW + MMUL per weight tile column
+    with acc from the second block on, and copy the group's PSUM tiles to the result area. While
+    the first group runs block kb, the SXU stages block kb+1 between the MMULs (the MXU reads VMEM
+    on its own port; the tiles it owns only grow upwards, so the next block is never one of them)."""
     N, P = self.cfg.N, self.cfg.PSUM_TILES
-    def imm(v: int) -> str:  # a tile address as [sX + imm] (16-bit signed immediates for MMUL)
-      if -0x8000 <= v < 0x8000:
-        return f"[s0 + {v}]"
-      r = self.sreg("MXU address")
-      self.ins("LI", f"s{r}", v)
-      return f"[s{r} + 0]"
-    def loop(n: int, body, *ptrs):
-      """body(ptr regs) n times; ptrs = (start, step) scalar pointers advanced each iteration."""
-      regs = [self.sreg("MXU pointer") for _ in ptrs]
-      for r, (start, _) in zip(regs, ptrs):
-        self.ins("LI", f"s{r}", start)
+    def counted(n: int, body):
+      """body() n times in an SXU loop (none for n == 1)."""
+      if n <= 0:
+        return
+      if n == 1:
+        return body()
       end = self.label()
-      self.ins("LOOPI", n, end)
-      body(*regs)
-      for r, (_, step) in zip(regs, ptrs):
-        self.ins("SADDI", f"s{r}", f"s{r}", step)
+      if n > LOOPI_MAX:
+        r = self.sreg("MXU loop count", temp=False)
+        self.ins("LI", f"s{r}", n)
+        self.ins("LOOP", f"s{r}", end)
+        self.release(r)  # LOOP reads its count once, on entry
+      else:
+        self.ins("LOOPI", n, end)
+      body()
       self.code.append(("label", end))
-      flush()
-    def flush():
-      for r in self.temps:
-        self.release(r)
-      self.temps = []
-    start = self.const_base // self.L + 1
-    n, U = self.mxu_table_end - start, 4
-    def stage(cnt):
-      def body(p):
-        vs = [VT("stage") for _ in range(cnt)]
-        for i, v in enumerate(vs):
-          self.ins("VLD", v, f"[s{p} + {i}]")
-        for v in vs:
+    def stage(p: int, tiles: list[int]):
+      for i in range(0, len(tiles), 4):  # in fours: the loads' and gathers' latencies overlap
+        vs = [(VT("stage"), f"[s{p} + {o}]") for o in tiles[i:i + 4]]
+        for v, a in vs:
+          self.ins("VLD", v, a)
+        for v, _ in vs:
           self.ins("VGATHER", v, v, "[s0 + 0]")
-        for i, v in enumerate(vs):
-          self.ins("VST", v, f"[s{p} + {i}]")
-      return body
-    if n // U:
-      loop(n // U, stage(U), (start, U))
-    if n % U:
-      loop(1, stage(n % U), (start + n - n % U, 0))
+        for v, a in vs:
+          self.ins("VST", v, a)
     for d in self.dots:
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
-      mcmax = min(Mt, 255, P)
-      for m0 in range(0, Mt, mcmax):
-        mc = min(mcmax, Mt - m0)
+      B = Mt + Nt  # tiles per K block
+      px, pc = self.sreg("MXU block pointer", temp=False), self.sreg("MXU copy pointer", temp=False)
+      self.ins("LI", f"s{px}", d.X)
+      stage(px, list(range(B)))
+      mc = min(Mt, 255, P)
+      first = True
+      for m0 in range(0, Mt, mc):
+        mc = min(mc, Mt - m0)
         for n0 in range(0, Nt, P // mc):
           nn = min(P // mc, Nt - n0)
-          for j in range(nn):  # PSUM tiles j*mc.. hold block column n0 + j
-            w0 = d.W + (n0 + j) * Kt
-            self.ins("MLW", imm(w0))
-            self.ins("MMUL", imm(j * mc), imm(d.X + m0), mc, 0)
-            flush()
-            if Kt > 1:
-              loop(Kt - 1, lambda w, x: (self.ins("MLW", f"[s{w} + 0]"), self.ins("MMUL", imm(j * mc), f"[s{x} + 0]", mc, 1)),
-                   (w0 + 1, 1), (d.X + Mt + m0, Mt))
-          for j in range(nn):
-            def copy(p, s):
-              v = VT("psum")
-              self.ins("PLD", v, f"[s{p} + 0]")
-              self.ins("VST", v, f"[s{s} + 0]")
-            loop(mc, copy, (j * mc, 1), (d.S + (n0 + j) * Mt + m0, 1))
+          def block(acc: int, staging: bool):
+            """One K block at [px]: MLW + MMUL per column; staging block px + B in between."""
+            todo = list(range(B, 2 * B)) if staging else []
+            per = -(-len(todo) // nn)
+            for j in range(nn):
+              self.ins("MLW", f"[s{px} + {Mt + n0 + j}]")
+              self.ins("MMUL", f"[s0 + {j * mc}]", f"[s{px} + {m0}]", mc, acc)
+              stage(px, todo[j * per:(j + 1) * per])
+            self.ins("SADDI", f"s{px}", f"s{px}", B)
+          self.ins("LI", f"s{px}", d.X)
+          block(0, first and Kt > 1)
+          if first:
+            counted(Kt - 2, lambda: block(1, True))
+            counted(min(Kt - 1, 1), lambda: block(1, False))
+          else:
+            counted(Kt - 1, lambda: block(1, False))
+          first = False
+          # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
+          self.ins("LI", f"s{pc}", 0)
+          self.ins("LI", f"s{px}", d.S + n0 * Mt + m0)
+          def copy(cnt: int):
+            vs = [VT("psum") for _ in range(cnt)]
+            for i, v in enumerate(vs):
+              self.ins("PLD", v, f"[s{pc} + {i}]")
+            for i, v in enumerate(vs):
+              self.ins("VST", v, f"[s{px} + {i}]")
+          for j in range(nn if mc < Mt else 1):
+            cnt = mc if mc < Mt else nn * mc
+            counted(cnt // 4, lambda: (copy(4), self.ins("SADDI", f"s{pc}", f"s{pc}", 4), self.ins("SADDI", f"s{px}", f"s{px}", 4)))
+            if cnt % 4:
+              copy(cnt % 4)
+              self.ins("SADDI", f"s{pc}", f"s{pc}", cnt % 4)
+              self.ins("SADDI", f"s{px}", f"s{px}", cnt % 4)
+            if mc < Mt:
+              self.ins("SADDI", f"s{px}", f"s{px}", Mt - mc)
+      self.release(px)
+      self.release(pc)
 
-  def dot_value(self, d: Dot) -> VT:
-    """The Dot's result for every lane, gathered from its result area ([nb][mb] tiles of [m][n])."""
-    N, L = self.cfg.N, self.L
-    lg = N.bit_length() - 1
-    c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)
-    def flat(lanes):
-      t = None
-      for r, e, _ in lanes:
-        v = self.value(r)
-        if t is None:
-          t = v
-        else:
-          nt = VT("flat")
-          self.ins("VMUL", nt, t, c(e))
-          self.ins("VADD", nt, nt, v)
-          t = nt
-      return t if t is not None else c(0)
-    m, n = flat(d.mlanes), flat(d.nlanes)
-    Mt = -(-d.dims[0] // N)
-    hi, lo, tmp = VT("blk"), VT("inblk"), VT("tmp")
-    self.ins("VSHR", hi, n, c(lg))
-    self.ins("VMUL", hi, hi, c(Mt))
-    self.ins("VSHR", tmp, m, c(lg))
-    self.ins("VADD", hi, hi, tmp)
-    self.ins("VSHL", hi, hi, c(2 * lg))
-    self.ins("VAND", lo, m, c(N - 1))
-    self.ins("VSHL", lo, lo, c(lg))
-    self.ins("VADD", hi, hi, lo)
-    self.ins("VAND", tmp, n, c(N - 1))
-    self.ins("VADD", hi, hi, tmp)
-    out = VT("dot")
-    self.ins("VGATHER", out, hi, f"[s0 + {d.S * L}]")
+  def dot_value(self, d: Dot, out: VT | None = None) -> VT:
+    """The Dot's result for every lane: a gather from its result area through its lane table."""
+    idx, out = VT("dotidx"), out or VT("dot")
+    self.ins("VLD", idx, f"[s{self.s_t} + {d.T + self.t_off}]")
+    self.ins("VGATHER", out, idx, "[s0 + 0]")
     return out
 
   # --- lowering
@@ -681,12 +685,17 @@ class Lowering:
     for u, j in last_use.items():
       dies.setdefault(j, []).append(u)
     self.in_body = True
+    self.zeroed: dict[VT, tuple] = {}  # register accumulators last filled with 0 -> that VFILL
     for j, u in enumerate(self.uops):
       if u in self.dot_at:
         if u.op is Ops.RANGE:  # the reduce loop is replaced: acc += the MXU's result
           for d in self.dot_at[u]:
             acc = self.value(d.acc[0])[d.acc[1]]
-            self.ins("VADD", acc, acc, self.dot_value(d))
+            if (fill := self.zeroed.pop(acc, None)) is not None:  # acc = 0 + dot: gather straight into acc
+              self.code.remove(fill)
+              self.dot_value(d, acc)
+            else:
+              self.ins("VADD", acc, acc, self.dot_value(d))
         else:
           self.vals[u] = self.dot_value(self.dot_at[u][0])
       elif u not in self.skip:
@@ -918,8 +927,11 @@ class Lowering:
         if len(u.src) > 2:
           raise unsupported(u, "a gated store to a register")
         dst = a.buf[self.const_index(a.idx)]
+        self.zeroed.pop(dst, None)
         if isinstance(val, Const):
           self.ins("VFILL", dst, _imm(val.val, val.dtype))
+          if self.code[-1][-1] == 0:  # a Dot accumulating into it next replaces the fill
+            self.zeroed[dst] = self.code[-1]
         else:
           self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
         return
