@@ -96,6 +96,13 @@ bench: $(STAMP)
 bench-golden: $(STAMP)
 	$(PY) -m tinytpu.golden.bench
 
+# profile one bundle on the RTL (doc/profiler.md): report, build/profile/<bundle>.json (Perfetto) and .html
+.PHONY: profile
+profile: $(STAMP)
+	@test -n "$(BUNDLE)" || { echo "usage: make profile BUNDLE=bundle.txt (tinygrad kernels: TINYTPU_PROFILE=dir)"; exit 2; }
+	@mkdir -p build/profile
+	$(PY) -m tinytpu profile $(BUNDLE) --trace-events build/profile/$(basename $(notdir $(BUNDLE))).json --html build/profile/$(basename $(notdir $(BUNDLE))).html
+
 # an int8 MLP on scikit-learn's digits, trained on the host, inference through tinygrad on the RTL
 demo: $(STAMP)
 	$(PY) -m tinytpu demo
