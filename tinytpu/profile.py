@@ -63,7 +63,8 @@ def read_events(path: str | os.PathLike) -> Events:
   head = lines[0].split("\t")
   if head[:2] != ["cycle", "pc"]:
     raise ValueError(f"{path}: not an events table (header {lines[0]!r})")
-  a = np.array((lines[1] if len(lines) > 1 else "").split(), dtype=np.int64).reshape(-1, len(head))
+  # parsed in numpy, not as a list of Python strings: a long kernel has millions of cells
+  a = np.fromstring(lines[1] if len(lines) > 1 else "", dtype=np.int64, sep=" ").reshape(-1, len(head))
   return Events(a[:, 0], a[:, 1], a[:, 2:], head[2:])
 
 
