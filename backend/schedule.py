@@ -1,0 +1,122 @@
+"""Instruction scheduling of a lowered kernel (virtual registers, before allocation).
+
+The SXU issues in order and holds an instruction until its operands are written (doc/core.md), so a
+load followed at once by its user costs a bubble. Within each straight-line block this pass reorders
+instructions, as a list scheduler over a model of the issue stage, so that independent work fills
+those bubbles. A block ends at every label and at every instruction with an effect beyond registers
+and VMEM tiles (control flow, the MXU, PSUM, counters): the MXU schedule written by the lowering
+stays exactly as written.
+
+Dependences kept: vector and scalar registers (read after write, write after read, write after
+write) and VMEM (a store against any other access to the same tile; two `[sX + imm]` tile accesses
+with the same base register and different immediates are distinct tiles, since a redefinition of sX
+between them would be ordered by its own register dependences; gathers and scatters touch unknown
+tiles). Candidates are limited to a window of the oldest unscheduled instructions, which bounds how
+far an instruction moves and so how many registers the schedule keeps live."""
+from __future__ import annotations
+
+import re
+
+from tinytpu import isa
+
+WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
+BYPASS = 0    # 1 when a reader may issue in the cycle its operand is written (VRF write-through)
+
+# instructions that end a block (and stay where they are)
+BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
+  "HALT", "FENCE", "NOP", "LOOP", "LOOPI", "LBREAK", "JMP", "RDCYCLE", "RDPERF", "PLD", "PST"} | {
+  m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)}
+NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
+STORES = ("VST", "VSCATTER")
+_SREG = re.compile(r"\bs(\d+)\b")
+_TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")
+
+
+class _Node:
+  def __init__(self, pos: int, c: tuple, vt: type):
+    self.pos, self.c, self.mn = pos, c, c[1]
+    info = isa.BY_MNEMONIC[self.mn]
+    self.latency = info.latency
+    vts = [o for o in c[2:] if isinstance(o, vt)]
+    self.vdef = vts[0] if vts and self.mn not in NO_VDEF and c[2] is vts[0] else None
+    self.vuse = set(vts[1:] if self.vdef is not None else vts)
+    strs = [o for o in c[2:] if isinstance(o, str)]
+    sd = info.operands and info.operands[0].name == "sd"
+    self.sdef = int(strs[0][1:]) if sd else None
+    self.suse = {int(r) for o in (strs[1:] if sd else strs) for r in _SREG.findall(o)} - {0}
+    self.mem = None  # (store?, base reg, imm) for tile accesses, (store?, None, None) for element accesses
+    if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
+      m = next((_TILE.match(o) for o in strs if _TILE.match(o)), None) if self.mn in ("VLD", "VST") else None
+      self.mem = (self.mn in STORES, int(m[1]) if m else None, int(m[2]) if m else None)
+    self.preds: dict[_Node, int] = {}  # predecessor -> cycles from its issue to ours
+    self.succs: list[_Node] = []
+    self.height = 0
+
+
+def _conflict(a, b) -> bool:
+  if not (a[0] or b[0]):
+    return False
+  return a[1] is None or b[1] is None or a[1] != b[1] or a[2] == b[2]
+
+
+def _block(code: list[tuple], vt: type) -> list[tuple]:
+  nodes = [_Node(i, c, vt) for i, c in enumerate(code)]
+  raw = lambda p: p.latency + 1 - BYPASS
+  last: dict = {}     # register -> its last writer
+  readers: dict = {}  # register -> readers since that write
+  stores, loads = [], []
+  for n in nodes:
+    def dep(p: _Node, d: int):
+      if p is not n:
+        n.preds[p] = max(n.preds.get(p, 0), d)
+    for r in list(n.vuse) + [("s", x) for x in n.suse]:
+      if (p := last.get(r)) is not None:
+        dep(p, raw(p) if isinstance(r, vt) else 1)
+    for r in ([n.vdef] if n.vdef is not None else []) + ([("s", n.sdef)] if n.sdef is not None else []):
+      for p in readers.get(r, []):
+        dep(p, 1)
+      if (p := last.get(r)) is not None:
+        dep(p, max(1, p.latency - n.latency + 1))
+    if n.mem:
+      for p in stores + (loads if n.mem[0] else []):
+        if _conflict(p.mem, n.mem):
+          dep(p, 1)
+      (stores if n.mem[0] else loads).append(n)
+    for r in list(n.vuse) + [("s", x) for x in n.suse]:
+      readers.setdefault(r, []).append(n)
+    for r in ([n.vdef] if n.vdef is not None else []) + ([("s", n.sdef)] if n.sdef is not None else []):
+      last[r], readers[r] = n, []
+    for p in n.preds:
+      p.succs.append(n)
+  for n in reversed(nodes):  # priority: the longest latency path to the end of the block
+    n.height = max((s.height + s.preds[n] for s in n.succs), default=n.latency)
+  done: set[_Node] = set()
+  issue: dict[_Node, int] = {}
+  out, cycle, pending = [], 0, list(nodes)
+  while pending:
+    cands = [n for n in pending[:WINDOW] if all(p in done for p in n.preds)]
+    ready = lambda n: max((issue[p] + d for p, d in n.preds.items()), default=0)
+    best = min(cands, key=lambda n: (max(ready(n), cycle), -n.height, n.pos))
+    cycle = max(ready(best), cycle)
+    issue[best] = cycle
+    cycle += 1
+    done.add(best)
+    pending.remove(best)
+    out.append(best.c)
+  return out
+
+
+def schedule(code: list[tuple], vt: type) -> list[tuple]:
+  """The lowering's code (("ins", mnemonic, *operands) and ("label", name) entries), each block reordered."""
+  out, block = [], []
+  def flush():
+    out.extend(_block(block, vt) if len(block) > 1 else block)
+    block.clear()
+  for c in code:
+    if c[0] == "ins" and c[1] not in BARRIERS:
+      block.append(c)
+    else:
+      flush()
+      out.append(c)
+  flush()
+  return out
