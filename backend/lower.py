@@ -165,6 +165,9 @@ _WRAPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.SHL, Ops.NEG, Ops.MULACC, Ops.CDIV, Ops
 _SALU = {Ops.ADD: "SADD", Ops.SUB: "SSUB", Ops.MUL: "SMUL", Ops.AND: "SAND", Ops.OR: "SOR", Ops.XOR: "SXOR", Ops.SHL: "SSHL"}
 # supported ops for tinygrad's decompositions (the renderer's code_for_op keys)
 NATIVE_OPS = tuple(_ALU) + (Ops.WHERE,)
+# the tile reduction that finishes a lane-parallel reduce loop, by update op and dtype
+_TILE_REDUCE = {(Ops.ADD, dtypes.int32): "VSUM_TILE", (Ops.ADD, dtypes.uint32): "VSUM_TILE", (Ops.ADD, dtypes.float32): "VFSUM_TILE",
+                (Ops.MAX, dtypes.int32): "VMAX_TILE", (Ops.MAX, dtypes.float32): "VFMAX_TILE"}
 
 
 def _cint(u: UOp) -> int | None:
@@ -201,6 +204,7 @@ class Lowering:
     self.labels = 0
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
     self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
+    self.red = None
     self.temps: list[int] = []
 
   # --- emission helpers
@@ -277,7 +281,9 @@ class Lowering:
         base += -(-size // self.L) * self.L
     self.const_base = base  # lane-index tile
     self.spill_base = base // self.L + 1
+    self.lane_reduces = {}
     self.find_dots()
+    self.find_lane_reduces()
 
   def lin(self, u: UOp):
     """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None."""
@@ -285,7 +291,7 @@ class Lowering:
       return {}, int(u.arg), []
     if u.op is Ops.CAST and dtypes.is_int(u.dtype):
       return self.lin(u.src[0])
-    if u in self.lane_ranges:
+    if u in self.lane_ranges or u in self.lane_reduces:
       return {u: 1}, 0, []
     if u.op in (Ops.ADD, Ops.SUB):
       a, b = self.lin(u.src[0]), self.lin(u.src[1])
@@ -324,7 +330,7 @@ class Lowering:
     if u.op is Ops.CONST:
       return True
     if u.op is Ops.RANGE:
-      return u not in self.lane_ranges
+      return u not in self.lane_ranges and u not in self.lane_reduces
     if u.op is Ops.PARAM and u.arg.addrspace == AddrSpace.ALU:
       return True
     if u.op is Ops.CAST and dtypes.is_int(u.dtype) and dtypes.is_int(u.src[0].dtype):
@@ -394,6 +400,42 @@ class Lowering:
     b_off = [ob + sb * r for r in range(ext) for _, _, ob, sb in offs]
     return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off)
 
+  @staticmethod
+  def reg_of(idx: UOp) -> tuple[UOp, int | None] | None:
+    """(register buffer, element) an INDEX addresses, or None for memory."""
+    buf = idx.src[0]
+    while buf.op is Ops.AFTER:
+      buf = buf.src[0]
+    return (buf, _cint(idx.src[1])) if buf.op is Ops.BUFFER and len(idx.src) == 2 else None
+
+  def find_lane_reduces(self):
+    """Full reductions (one output element) whose reduce loop can run across the lanes: L elements
+    per step into lane-wise partial accumulators, then one tile reduction. Each accumulator update
+    in the loop must be acc = acc + x or max(acc, x) with nothing else reading a register."""
+    self.lane_reduces: dict[UOp, tuple[int, int, dict]] = {}  # range -> (END position, extent, {acc: tile reduction})
+    if self.symbolic or self.G != 1:
+      return
+    pos = {u: i for i, u in enumerate(self.uops)}
+    is_reg_load = lambda u: u.op is Ops.LOAD and u.src[0].op is Ops.INDEX and self.reg_of(u.src[0]) is not None
+    for end in self.uops:
+      if end.op is not Ops.END or (rng := end.src[1]) not in pos or rng in self.skip or (R := _cint(rng.src[0])) is None or R < 2:
+        continue
+      body = self.uops[pos[rng] + 1:pos[end]]
+      if any(u.op in (Ops.RANGE, Ops.END) for u in body):
+        continue
+      accs, updates = {}, set()
+      for st in (u for u in body if u.op is Ops.STORE):
+        acc = self.reg_of(st.src[0]) if st.src[0].op is Ops.INDEX else None
+        v = st.src[1]
+        mine = [x for x in v.src if is_reg_load(x) and self.reg_of(x.src[0]) == acc]
+        mn = _TILE_REDUCE.get((v.op, v.dtype))
+        if acc is None or acc[1] is None or len(st.src) != 2 or mn is None or len(mine) != 1:
+          break
+        accs[acc], updates = mn, updates | {mine[0]}
+      else:
+        if accs and not any(is_reg_load(u) and u not in updates for u in body):
+          self.lane_reduces[rng] = (pos[end], R, accs)
+
   def find_dots(self):
     """Dot-product reduces to run on the MXU: reduce loops whose every accumulator update is a sum of
     int products (possibly unrolled), or such sums fully unrolled by tinygrad (no loop left)."""
@@ -404,11 +446,7 @@ class Lowering:
     if self.symbolic:
       return
     pos = {u: i for i, u in enumerate(self.uops)}
-    def reg_of(idx: UOp):
-      buf = idx.src[0]
-      while buf.op is Ops.AFTER:
-        buf = buf.src[0]
-      return (buf, _cint(idx.src[1])) if buf.op is Ops.BUFFER and len(idx.src) == 2 else None
+    reg_of = self.reg_of
     for end in self.uops:
       if end.op is not Ops.END or (rng := end.src[1]) in self.lane_ranges or rng not in pos:
         continue
@@ -687,30 +725,94 @@ class Lowering:
       dies.setdefault(j, []).append(u)
     self.in_body = True
     self.zeroed: dict[VT, tuple] = {}  # register accumulators last filled with 0 -> that VFILL
-    for j, u in enumerate(self.uops):
-      if u in self.dot_at:
-        if u.op is Ops.RANGE:  # the reduce loop is replaced: acc += the MXU's result
-          for d in self.dot_at[u]:
-            acc = self.value(d.acc[0])[d.acc[1]]
-            if (fill := self.zeroed.pop(acc, None)) is not None:  # acc = 0 + dot: gather straight into acc
-              self.code.remove(fill)
-              self.dot_value(d, acc)
-            else:
-              self.ins("VADD", acc, acc, self.dot_value(d))
-        else:
-          self.vals[u] = self.dot_value(self.dot_at[u][0])
-      elif u not in self.skip:
-        self.lower_uop(u)
-      for r in self.temps:
-        self.release(r)
-      self.temps = []
-      for d in dies.get(j, []):
-        v = self.vals.get(d)
-        if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
-          self.release(v.reg)
+    self.red = None  # inside a lane-parallel reduce: (range, tile pointer reg, tile offset, lane mask or None)
+    j = 0
+    while j < len(self.uops):
+      if self.uops[j] in self.lane_reduces:
+        j = self.lower_lane_reduce(j, dies)
+      else:
+        self.lower_at(j, dies)
+        j += 1
     self.in_body = False
     if self.loops:
       raise unsupported(self.loops[-1][0], "a loop without END")
+
+  def lower_at(self, j: int, dies: dict[int, list[UOp]]):
+    """Lower UOp j, then free the temporaries and the scalar registers whose last use it was."""
+    u = self.uops[j]
+    if u in self.dot_at:
+      if u.op is Ops.RANGE:  # the reduce loop is replaced: acc += the MXU's result
+        for d in self.dot_at[u]:
+          acc = self.value(d.acc[0])[d.acc[1]]
+          if (fill := self.zeroed.pop(acc, None)) is not None:  # acc = 0 + dot: gather straight into acc
+            self.code.remove(fill)
+            self.dot_value(d, acc)
+          else:
+            self.ins("VADD", acc, acc, self.dot_value(d))
+      else:
+        self.vals[u] = self.dot_value(self.dot_at[u][0])
+    elif u not in self.skip:
+      self.lower_uop(u)
+    for r in self.temps:
+      self.release(r)
+    self.temps = []
+    for d in dies.get(j, []):
+      v = self.vals.get(d)
+      if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
+        self.release(v.reg)
+
+  def lower_lane_reduce(self, j: int, dies: dict[int, list[UOp]]) -> int:
+    """The reduce loop at j across the lanes (find_lane_reduces): element r of step c in lane r - c*L,
+    steps unrolled up to UNROLL_FULL, lanes past the extent masked out of the updates. Returns the
+    position after its END."""
+    rng = self.uops[j]
+    e, R, accs = self.lane_reduces[rng]
+    L, c = self.L, lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)
+    steps = -(-R // L)
+    looped = steps > UNROLL_FULL
+    if looped:
+      pt, pe = self.sreg("reduce tile", temp=False), self.sreg("reduce element", temp=False)
+      self.ins("LI", f"s{pt}", 0)
+      self.ins("LI", f"s{pe}", 0)
+      end = self.label()
+      if steps > LOOPI_MAX:
+        n = self.sreg("reduce count", temp=False)
+        self.ins("LI", f"s{n}", steps)
+        self.ins("LOOP", f"s{n}", end)
+        self.release(n)
+      else:
+        self.ins("LOOPI", steps, end)
+    for step in range(1 if looped else steps):
+      r = self.iota
+      if looped:
+        r = VT("r")
+        self.ins("VSPLAT", r, f"s{pe}")
+        self.ins("VADD", r, r, self.iota)
+      elif step:
+        r = VT("r")
+        self.ins("VADD", r, self.iota, c(step * L))
+      mask = None
+      if R % L and (looped or step == steps - 1):
+        mask, rc = VT("rmask"), VT("r")
+        self.ins("VCMPLT", mask, r, c(R))
+        self.ins("VMIN", rc, r, c(R - 1))
+        r = rc
+      self.vals[rng] = r
+      self.red = (rng, pt if looped else 0, 0 if looped else step, mask)
+      for k in range(j + 1, e):
+        self.lower_at(k, dies)
+    self.red = None
+    if looped:
+      self.ins("SADDI", f"s{pt}", f"s{pt}", 1)
+      self.ins("SADDI", f"s{pe}", f"s{pe}", L)
+      self.code.append(("label", end))
+      self.release(pt)
+      self.release(pe)
+    for (buf, i), mn in accs.items():
+      acc = self.value(buf)[i]
+      self.ins(mn, acc, acc)
+    self.lower_at(e, dies)
+    return e + 1
 
   def dead(self) -> set[UOp]:
     """Pure UOps only the replaced dot products used (their loads and index arithmetic)."""
@@ -821,6 +923,10 @@ class Lowering:
     buf: Buf = a.buf
     L = self.L
     form = self.lin(a.idx) if a.gate is None else None
+    if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
+        and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
+      # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
+      return "tile", f"[s{self.red[1]} + {(buf.base + form[1]) // L + self.red[2]}]"
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
@@ -891,7 +997,7 @@ class Lowering:
       return
     if op is Ops.END:
       rng = u.src[1]
-      if rng in self.lane_ranges:
+      if rng in self.lane_ranges or rng in self.lane_reduces:
         return
       if not self.loops or self.loops[-1][0] is not rng:
         raise unsupported(u, "END of a range that is not the innermost open loop")
@@ -929,6 +1035,9 @@ class Lowering:
           raise unsupported(u, "a gated store to a register")
         dst = a.buf[self.const_index(a.idx)]
         self.zeroed.pop(dst, None)
+        if self.red and self.red[3] is not None:  # lanes past the reduce's extent keep their partial result
+          self.ins("VSEL", dst, self.red[3], self.tile(val, u.src[1].dtype), dst)
+          return
         if isinstance(val, Const):
           self.ins("VFILL", dst, _imm(val.val, val.dtype))
           if self.code[-1][-1] == 0:  # a Dot accumulating into it next replaces the fill

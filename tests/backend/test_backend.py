@@ -175,3 +175,18 @@ def test_mxu_operand_range():
   b[3, 2] = 300
   with pytest.raises(ValueError, match=r"matmul operand buffer \d \(dtypes.int, 54 elements\) holds values in \[-?\d+, 300\]"):
     (T(a) @ T(b)).numpy()
+
+
+# full reductions run across the lanes (lane-parallel partial accumulators, then a tile reduction):
+# extents below, at and past one tile, not a multiple of it, and past the unrolled steps (a loop)
+@pytest.mark.parametrize("n", [2, 15, 16, 20, 300])
+def test_full_reductions(n):
+  a = rng.integers(-1000, 1000, n).astype(np.int32)
+  f = rng.standard_normal(n).astype(np.float32)
+  assert T(a).sum().item() == a.sum()
+  assert T(a).max().item() == a.max()
+  assert T(a).min().item() == a.min()
+  assert (T(a) * 3 + 1).sum().item() == (a * 3 + 1).sum()
+  np.testing.assert_allclose(T(f).sum().item(), f.sum(), rtol=1e-5, atol=1e-5)
+  assert T(f).max().item() == f.max()
+  np.testing.assert_allclose(T(f).mean().item(), f.mean(), rtol=1e-5, atol=1e-6)
