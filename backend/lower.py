@@ -104,6 +104,8 @@ class Dot:
   X: int = 0                    # VMEM tiles: K blocks ([mb] activation tiles, then [nb] weight tiles)
   S: int = 0                    # result tiles [nb][mb]
   T: int = 0                    # lane table: per lane of the kernel, its result element
+  direct: dict = dataclasses.field(default_factory=dict)  # block tile -> buffer tile read in place (not staged)
+  in_psum: bool = False         # lane tile t is PSUM tile t: read with PLD, no copy or lane table
 
   @property
   def dims(self) -> tuple[int, int, int]:
@@ -205,6 +207,7 @@ class Lowering:
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
     self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
     self.red = None
+    self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
 
   # --- emission helpers
@@ -281,6 +284,8 @@ class Lowering:
         base += -(-size // self.L) * self.L
     self.const_base = base  # lane-index tile
     self.spill_base = base // self.L + 1
+    # an address computed from loaded data: lanes past G must then hold real (clamped) values
+    self.data_addr = any(u.op is Ops.INDEX and len(u.src) > 1 and any(x.op is Ops.LOAD for x in u.src[1].toposort()) for u in u0)
     self.lane_reduces = {}
     self.find_dots()
     self.find_lane_reduces()
@@ -510,12 +515,26 @@ class Lowering:
       eb[:K, :Nc] = d.b.base + np.array(d.b_off)[:, None] + fb[None, :]
       xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(Kt, Mt, L)  # [kb][mb] tiles of [m][k]
       wb = eb.reshape(Kt, N, Nt, N).transpose(0, 2, 1, 3).reshape(Kt, Nt, L)  # [kb][nb] tiles of [k][n]
+      # with one K block, operand tiles already laid out in a buffer are read there, not staged
+      # (lanes of padding rows m >= M or columns n >= Nc only reach unused results)
+      lane = np.arange(L)
+      d.direct = {}
+      if Kt == 1:
+        for i, (row, ok) in enumerate([(r, lane // N < M - mb * N) for mb, r in enumerate(xa[0])] +
+                                      [(r, lane % N < Nc - nb * N) for nb, r in enumerate(wb[0])]):
+          base = row[ok][0] - lane[ok][0]
+          if base % L == 0 and (row[ok] == base + lane[ok]).all():
+            d.direct[i] = base // L
+        if any(mb not in d.direct or d.direct[mb] != d.direct[0] + mb for mb in range(Mt)):  # MMUL reads Mt tiles in a row
+          d.direct = {i: a for i, a in d.direct.items() if i >= Mt}
       for i, row in enumerate(np.concatenate([xa, wb], axis=1).reshape(-1, L)):
-        tables[d.X + i] = row.tolist()
+        if i not in d.direct:
+          tables[d.X + i] = row.tolist()
       for buf, e in ((d.a, ea[:M, :K]), (d.b, eb[:K, :Nc])):
         if buf.dtype != dtypes.int8:
           self.int8_checks.append((buf.slot, np.unique(e) - buf.base))
-    g = np.minimum(np.arange(-(-self.G // L) * L), self.G - 1)  # padding lanes repeat the last lane
+    g_all = np.arange(-(-self.G // L) * L)
+    g = np.minimum(g_all, self.G - 1)  # padding lanes repeat the last lane
     rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
     def flat(lanes):
       f = np.zeros_like(g)
@@ -525,11 +544,17 @@ class Lowering:
     for d in self.dots:
       M, K, Nc = d.dims
       Mt, Nt = -(-M // N), -(-Nc // N)
-      d.S, d.T = t, t + Mt * Nt
-      t = d.T + len(g) // L
       m, n = flat(d.mlanes), flat(d.nlanes)
-      for i, row in enumerate((d.S * L + ((n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)):
-        tables[d.T + i] = row.tolist()
+      rows = (((n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)
+      # lane tile t reads result tile t as it is (lanes past G are don't-care unless values become addresses):
+      # the lane loop loads it from PSUM, no copy, no gather
+      d.in_psum = Mt * Nt <= self.cfg.PSUM_TILES and Mt <= 255 and not self.data_addr and \
+        all((r == q * L + lane)[g_all[q * L:(q + 1) * L] < self.G].all() for q, r in enumerate(rows))
+      d.S, d.T = t, t + Mt * Nt
+      if not d.in_psum:
+        t = d.T + len(rows)
+        for i, row in enumerate(rows):
+          tables[d.T + i] = (row + d.S * L).tolist()
     if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space): keep the VPU loops
       self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
       return
@@ -573,8 +598,9 @@ class Lowering:
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
       B = Mt + Nt  # tiles per K block
       px, pc = self.sreg("MXU block pointer", temp=False), self.sreg("MXU copy pointer", temp=False)
+      at = lambda i: f"[s0 + {d.direct[i]}]" if i in d.direct else f"[s{px} + {i}]"
       self.ins("LI", f"s{px}", d.X)
-      stage(px, list(range(B)))
+      stage(px, [i for i in range(B) if i not in d.direct])
       mc = min(Mt, 255, P)
       first = True
       for m0 in range(0, Mt, mc):
@@ -586,8 +612,8 @@ class Lowering:
             todo = list(range(B, 2 * B)) if staging else []
             per = -(-len(todo) // nn)
             for j in range(nn):
-              self.ins("MLW", f"[s{px} + {Mt + n0 + j}]")
-              self.ins("MMUL", f"[s0 + {j * mc}]", f"[s{px} + {m0}]", mc, acc)
+              self.ins("MLW", at(Mt + n0 + j))
+              self.ins("MMUL", f"[s0 + {j * mc}]", at(m0), mc, acc)
               stage(px, todo[j * per:(j + 1) * per])
             self.ins("SADDI", f"s{px}", f"s{px}", B)
           self.ins("LI", f"s{px}", d.X)
@@ -598,6 +624,8 @@ class Lowering:
           else:
             counted(Kt - 1, lambda: block(1, False))
           first = False
+          if d.in_psum:
+            continue
           # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
           self.ins("LI", f"s{pc}", 0)
           self.ins("LI", f"s{px}", d.S + n0 * Mt + m0)
@@ -622,6 +650,9 @@ class Lowering:
   def dot_value(self, d: Dot, out: VT | None = None) -> VT:
     """The Dot's result for every lane: a gather from its result area through its lane table."""
     idx, out = VT("dotidx"), out or VT("dot")
+    if d.in_psum:
+      self.ins("PLD", out, f"[s{self.s_t} + {self.t_off}]")
+      return out
     self.ins("VLD", idx, f"[s{self.s_t} + {d.T + self.t_off}]")
     self.ins("VGATHER", out, idx, "[s0 + 0]")
     return out
@@ -689,8 +720,12 @@ class Lowering:
       elif self.G % L and (looping or c == U - 1):
         g = VT("g")
         self.ins("VMIN", g, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
+        if any(d.in_psum for d in self.dots):  # PSUM results differ past G: scatters write the real lanes only
+          self.valid = VT("valid")
+          self.ins("VCMPLT", self.valid, self.g, self.tile(Const(self.G, dtypes.int32), dtypes.int32))
         self.g = g
       self.lower_body()
+      self.valid = None
     if looping:
       self.ins("SADDI", f"s{self.s_t}", f"s{self.s_t}", U)
       self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", U * L)
@@ -1054,6 +1089,12 @@ class Lowering:
         self.ins("VST", v, where)
       else:
         mask = self.ones if gate is None else self.tile(self.value(gate), dtypes.bool)
+        if self.valid is not None and gate is None:
+          mask = self.valid
+        elif self.valid is not None:
+          m = VT("mask")
+          self.ins("VAND", m, mask, self.valid)
+          mask = m
         self.ins("VSCATTER", v, where, mask, f"[s0 + {a.buf.base}]")
       return
     if op is Ops.CAST or op is Ops.BITCAST:
