@@ -646,6 +646,7 @@ class Lowering:
               self.ins("SADDI", f"s{px}", f"s{px}", Mt - mc)
       self.release(px)
       self.release(pc)
+      self.mxu_regs += [px, pc]
 
   def dot_value(self, d: Dot, out: VT | None = None) -> VT:
     """The Dot's result for every lane: a gather from its result area through its lane table."""
@@ -680,6 +681,10 @@ class Lowering:
     looping = self.symbolic or iters > 1
     self.s_g0 = self.sreg("lane base", temp=False) if looping else 0
     self.s_t = self.sreg("lane tile", temp=False) if looping else 0
+    self.mxu_regs: list[int] = []
+    if self.dots:  # first: the MXU's latency overlaps everything after it
+      self.mxu_prologue()
+      self.skip |= self.dead()
     self.iota = VT("iota")
     self.ins("VLD", self.iota, f"[s0 + {self.const_base // L}]")
     self.ones = VT("ones")
@@ -687,9 +692,6 @@ class Lowering:
     if looping:
       self.ins("LI", f"s{self.s_g0}", 0)
       self.ins("LI", f"s{self.s_t}", 0)
-    if self.dots:
-      self.mxu_prologue()
-      self.skip |= self.dead()
     self.hoist_at, self.hoisted = len(self.code), {}
     lane_end = self.label()
     if self.symbolic:
@@ -732,7 +734,7 @@ class Lowering:
     self.code.append(("label", lane_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
-    self.code = schedule(_drop_unused(_dce(self.code), [self.s_g0, self.s_t]), VT)
+    self.code = schedule(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs), VT)
     text, spills = allocate(self.code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
