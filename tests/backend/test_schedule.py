@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tinytpu import asm
-from tinytpu.backend import lower, schedule
+from tinytpu.backend import lower, peephole, schedule
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
@@ -81,3 +81,32 @@ def test_schedule_fills_load_bubbles():
   # a store to the tile a later load reads stays before it
   code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
   assert schedule.schedule(code, lower.VT) == code
+
+
+def _acc_block(rng: np.random.Generator) -> list[tuple]:
+  """Accumulator shapes the lowering emits (fill with 0, add, move back), some inside a loop."""
+  accs = [lower.VT(f"acc{i}") for i in range(2)]
+  code = [("ins", "VFILL", a, 0) for a in accs]
+  def step():
+    a, x, t = accs[rng.integers(2)], lower.VT("x"), lower.VT("t")
+    out = [("ins", "VLD", x, f"[s0 + {rng.integers(3)}]"), ("ins", "VADD", t, a, x), ("ins", "VMOV", a, t)]
+    if rng.integers(2):
+      out.append(("ins", "VFILL", accs[rng.integers(2)], int(rng.integers(2))))
+    return out
+  for _ in range(rng.integers(1, 4)):
+    code += step()
+  code += [("ins", "LOOPI", 3, "Lend")] + step() + step() + [("label", "Lend")]
+  for _ in range(rng.integers(1, 3)):
+    code += step()
+  return code + [("ins", "VST", accs[0], "[s0 + 4]"), ("ins", "VST", accs[1], "[s0 + 5]")]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_peephole_keeps_semantics(seed):
+  rng = np.random.default_rng(100 + seed)
+  data = {t: rng.integers(0, 1 << 32, (4, 4), dtype=np.uint64).astype(np.uint32) for t in range(TILES)}
+  code = _acc_block(rng) + _random_block(rng)
+  opt = peephole.optimize(code, lower.VT)
+  assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
+  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.VT), data), _run(code, data)):
+    np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")

@@ -1,0 +1,91 @@
+"""Local clean-ups of a lowered kernel (virtual registers, before scheduling), each within a
+straight-line block (no label in between, so no loop back edge can observe the change):
+
+- an integer add of a register last filled with 0 is a move (`acc = 0; acc = acc + x` is `acc = x`);
+- a move from a temporary defined once and read only by that move retargets the definition
+  (`t = a + b; acc = t` is `acc = a + b`), when nothing in between touches the destination;
+- a definition overwritten before any read is dropped.
+
+The lowering emits these shapes on purpose (register accumulators are stable across loop iterations,
+every value gets a fresh register); this pass removes them where the straight-line code allows."""
+from __future__ import annotations
+
+import collections
+
+from tinytpu.backend.schedule import BARRIERS
+
+NO_VDEF = ("VST", "VSCATTER", "PST")  # every vector operand is read
+
+
+def _def(c: tuple, vt: type):
+  return c[2] if c[0] == "ins" and c[1] not in NO_VDEF and len(c) > 2 and isinstance(c[2], vt) else None
+
+
+def _uses(c: tuple, vt: type) -> list:
+  if c[0] != "ins":
+    return []
+  ops = [o for o in c[2:] if isinstance(o, vt)]
+  return ops[1:] if _def(c, vt) is not None else ops
+
+
+def _boundary(c: tuple) -> bool:
+  """A label or control flow (a loop start is the target of its back edge), the MXU or PSUM."""
+  return c[0] != "ins" or c[1] in BARRIERS
+
+
+def _fold_zero_adds(code: list[tuple], vt: type) -> list[tuple]:
+  out, zero = [], set()
+  for c in code:
+    if _boundary(c):
+      zero.clear()
+    elif c[1] == "VADD" and (c[3] in zero or c[4] in zero):
+      c = ("ins", "VMOV", c[2], c[4] if c[3] in zero else c[3])
+    if (d := _def(c, vt)) is not None:
+      zero.discard(d)
+      if c[1] == "VFILL" and c[3] == 0:
+        zero.add(d)
+    out.append(c)
+  return out
+
+
+def _retarget_moves(code: list[tuple], vt: type) -> list[tuple]:
+  defs, uses = collections.Counter(), collections.Counter()
+  for c in code:
+    if (d := _def(c, vt)) is not None:
+      defs[d] += 1
+    for u in _uses(c, vt):
+      uses[u] += 1
+  code, where = list(code), {}
+  for i, c in enumerate(code):
+    if _boundary(c):
+      where.clear()
+      continue
+    if c[1] == "VMOV" and defs[t := c[3]] == 1 and uses[t] == 1 and t in where:
+      j, d = where[t], c[2]
+      if all(d not in _uses(x, vt) and _def(x, vt) is not d for x in code[j + 1:i] if x is not None):
+        code[j] = code[j][:2] + (d,) + code[j][3:]
+        code[i] = None
+        where[d] = j
+        continue
+    if (d := _def(c, vt)) is not None:
+      where[d] = i
+  return [c for c in code if c is not None]
+
+
+def _drop_overwritten(code: list[tuple], vt: type) -> list[tuple]:
+  code, pending = list(code), {}  # register -> index of its unread definition in this block
+  for i, c in enumerate(code):
+    if _boundary(c):
+      pending.clear()
+      continue
+    for u in _uses(c, vt):
+      pending.pop(u, None)
+    if (d := _def(c, vt)) is not None:
+      if d in pending:
+        code[pending[d]] = None
+      pending[d] = i
+  return [c for c in code if c is not None]
+
+
+def optimize(code: list[tuple], vt: type) -> list[tuple]:
+  return _drop_overwritten(_retarget_moves(_fold_zero_adds(code, vt), vt), vt)
