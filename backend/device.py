@@ -26,7 +26,7 @@ CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
 # The backend's core: the default configuration with a 4096-tile scratchpad (64K lanes at N = 4:
 # every kernel's buffers must fit in VMEM, since there is no HBM/DMA yet), or the one
 # TINYTPU_BACKEND_CONFIG names ("N=8,VMEM_TILES=8192").
-BACKEND_DEFAULT = "VMEM_TILES=4096 PSUM_TILES=256"
+BACKEND_DEFAULT = "VMEM_TILES=32768 PSUM_TILES=256"
 
 
 def backend_config() -> Config:

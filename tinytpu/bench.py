@@ -46,6 +46,11 @@ def _suite():
     "gemm_4x4x4": (lambda: (i32(np.arange(16).reshape(4, 4)), i32(np.eye(4))), lambda a, b: a @ b, 64, 64),
     "gemm_4x8x4": (lambda: (i32(np.arange(32).reshape(4, 8)), i32(np.ones((8, 4)))), lambda a, b: a @ b, 128, 128),
     "gemm_64x64x64": (lambda: (i8(64, 64), i8(64, 64)), lambda a, b: a @ b, 64 ** 3, 64 ** 3),
+    "gemm_256x256x256": (lambda: (i8(256, 256), i8(256, 256)), lambda a, b: a @ b, 256 ** 3, 256 ** 3),
+    # int8 MLP, batch 16: the hidden layer is requantised to int8 (>> 8, clipped) so the second matmul runs on the MXU too
+    "mlp_784_128_10": (lambda: (i8(16, 784), i8(784, 128), i32(rng.integers(-5000, 5000, 128)), i8(128, 10)),
+                       lambda x, w1, b1, w2: ((x @ w1 + b1).relu() >> 8).minimum(127) @ w2,
+                       16 * 784 * 128 + 16 * 128 * 10, 16 * 784 * 128 + 16 * 128 * 10),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
