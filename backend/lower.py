@@ -735,7 +735,7 @@ class Lowering:
     self.code.append(("label", lane_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
-    self.code = schedule(optimize(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs), VT), VT)
+    self.code = schedule(optimize(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs), VT), VT, NPHYS)
     text, spills = allocate(self.code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,

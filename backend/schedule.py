@@ -15,6 +15,7 @@ tiles). Candidates are limited to a window of the oldest unscheduled instruction
 far an instruction moves and so how many registers the schedule keeps live."""
 from __future__ import annotations
 
+import collections
 import re
 
 from tinytpu import isa
@@ -33,13 +34,19 @@ _TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")
 
 
 class _Node:
+  @staticmethod
+  def reads(c: tuple, vt: type) -> list:
+    """The vector registers an instruction reads (its first operand is written unless it stores)."""
+    vts = [o for o in c[2:] if isinstance(o, vt)]
+    return vts[1:] if vts and c[1] not in NO_VDEF and c[2] is vts[0] else vts
+
   def __init__(self, pos: int, c: tuple, vt: type):
     self.pos, self.c, self.mn = pos, c, c[1]
     info = isa.BY_MNEMONIC[self.mn]
     self.latency = info.latency
     vts = [o for o in c[2:] if isinstance(o, vt)]
     self.vdef = vts[0] if vts and self.mn not in NO_VDEF and c[2] is vts[0] else None
-    self.vuse = set(vts[1:] if self.vdef is not None else vts)
+    self.vuse = set(self.reads(c, vt))
     strs = [o for o in c[2:] if isinstance(o, str)]
     sd = info.operands and info.operands[0].name == "sd"
     self.sdef = int(strs[0][1:]) if sd else None
@@ -59,7 +66,7 @@ def _conflict(a, b) -> bool:
   return a[1] is None or b[1] is None or a[1] != b[1] or a[2] == b[2]
 
 
-def _block(code: list[tuple], vt: type) -> list[tuple]:
+def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) -> list[tuple]:
   nodes = [_Node(i, c, vt) for i, c in enumerate(code)]
   raw = lambda p: p.latency + 1 - BYPASS
   last: dict = {}     # register -> its last writer
@@ -90,27 +97,46 @@ def _block(code: list[tuple], vt: type) -> list[tuple]:
       p.succs.append(n)
   for n in reversed(nodes):  # priority: the longest latency path to the end of the block
     n.height = max((s.height + s.preds[n] for s in n.succs), default=n.latency)
+  # register pressure: values defined here and still to be read; past what the allocator has once
+  # the block's live-in values are placed, an instruction that adds one waits if it can
+  inside = {n.vdef for n in nodes if n.vdef is not None}
+  livein = {v for n in nodes for v in n.vuse} - inside
+  limit = max(4, regs - 1 - len(livein))
+  left = collections.Counter(v for n in nodes for v in n.vuse)
+  escapes = {v for v in inside if uses[v] > left[v]}
+  live: set = set()
+  def grows(n: _Node) -> int:
+    ends = sum(1 for v in n.vuse if v in live and left[v] == 1 and v not in escapes)
+    return (n.vdef is not None and n.vdef not in live) - ends
   done: set[_Node] = set()
   issue: dict[_Node, int] = {}
   out, cycle, pending = [], 0, list(nodes)
   while pending:
     cands = [n for n in pending[:WINDOW] if all(p in done for p in n.preds)]
     ready = lambda n: max((issue[p] + d for p, d in n.preds.items()), default=0)
-    best = min(cands, key=lambda n: (max(ready(n), cycle), -n.height, n.pos))
+    best = min(cands, key=lambda n: (len(live) + grows(n) > limit, max(ready(n), cycle), -n.height, n.pos))
     cycle = max(ready(best), cycle)
     issue[best] = cycle
     cycle += 1
     done.add(best)
     pending.remove(best)
     out.append(best.c)
+    for v in best.vuse:
+      left[v] -= 1
+      if left[v] == 0 and v not in escapes:
+        live.discard(v)
+    if best.vdef is not None:
+      live.add(best.vdef)
   return out
 
 
-def schedule(code: list[tuple], vt: type) -> list[tuple]:
-  """The lowering's code (("ins", mnemonic, *operands) and ("label", name) entries), each block reordered."""
+def schedule(code: list[tuple], vt: type, regs: int) -> list[tuple]:
+  """The lowering's code (("ins", mnemonic, *operands) and ("label", name) entries), each block
+  reordered; regs: the vector registers the allocator has."""
+  uses = collections.Counter(o for c in code if c[0] == "ins" for o in _Node.reads(c, vt))
   out, block = [], []
   def flush():
-    out.extend(_block(block, vt) if len(block) > 1 else block)
+    out.extend(_block(block, vt, uses, regs) if len(block) > 1 else block)
     block.clear()
   for c in code:
     if c[0] == "ins" and c[1] not in BARRIERS:

@@ -67,7 +67,7 @@ def test_schedule_keeps_semantics(seed):
   rng = np.random.default_rng(seed)
   data = {t: rng.integers(0, 1 << 32, (4, 4), dtype=np.uint64).astype(np.uint32) for t in range(TILES)}
   code = _random_block(rng)
-  got, exp = _run(schedule.schedule(code, lower.VT), data), _run(code, data)
+  got, exp = _run(schedule.schedule(code, lower.VT, lower.NPHYS), data), _run(code, data)
   for (k, a, x), (_, _, y) in zip(got, exp):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
 
@@ -76,11 +76,11 @@ def test_schedule_fills_load_bubbles():
   a, b, c, d = (lower.VT(n) for n in "abcd")
   code = [("ins", "VLD", a, "[s0 + 0]"), ("ins", "VADD", b, a, a), ("ins", "VST", b, "[s0 + 2]"),
           ("ins", "VLD", c, "[s0 + 1]"), ("ins", "VADD", d, c, c), ("ins", "VST", d, "[s0 + 3]")]
-  out = [x[1] for x in schedule.schedule(code, lower.VT)]
+  out = [x[1] for x in schedule.schedule(code, lower.VT, lower.NPHYS)]
   assert out == ["VLD", "VLD", "VADD", "VADD", "VST", "VST"]
   # a store to the tile a later load reads stays before it
   code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
-  assert schedule.schedule(code, lower.VT) == code
+  assert schedule.schedule(code, lower.VT, lower.NPHYS) == code
 
 
 def _acc_block(rng: np.random.Generator) -> list[tuple]:
@@ -108,5 +108,5 @@ def test_peephole_keeps_semantics(seed):
   code = _acc_block(rng) + _random_block(rng)
   opt = peephole.optimize(code, lower.VT)
   assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
-  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.VT), data), _run(code, data)):
+  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.VT, lower.NPHYS), data), _run(code, data)):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
