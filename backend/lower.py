@@ -33,6 +33,7 @@ LOOPI_MAX = isa.operand_range(isa.BY_MNEMONIC["LOOPI"].operands[0], DEFAULT.N)[1
 # lane-loop unrolling: kernels of at most UNROLL_FULL tiles have no loop; UNROLL_BUDGET bounds the
 # unrolled body (in UOps) so programs stay far below the instruction memory
 UNROLL_FULL, UNROLL_BUDGET = 16, 640
+UNROLL_REDUCE = 16  # reduce loops of at most this many steps are unrolled
 HOIST_MAX = 4  # constant tiles kept in registers across the lane loop (more would spill)
 
 # ---------------------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ class Lowering:
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
-    self.loops: list[tuple[UOp, str, int | None]] = []  # open reduce loops: (range, end label, var sreg)
+    self.loops: list[list] = []  # open reduce loops: [range, end label, var sreg, position of its LI, {c: sreg = c * var}]
     self.red = None
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
@@ -290,6 +291,7 @@ class Lowering:
     self.lane_reduces = {}
     self.find_dots()
     self.find_lane_reduces()
+    self.find_unrolled()
 
   def lin(self, u: UOp):
     """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None."""
@@ -299,6 +301,8 @@ class Lowering:
       return self.lin(u.src[0])
     if u in self.lane_ranges or u in self.lane_reduces:
       return {u: 1}, 0, []
+    if u.op is Ops.RANGE and isinstance(v := self.vals.get(u), Const):  # an unrolled reduce step
+      return {}, int(v.val), []
     if u.op in (Ops.ADD, Ops.SUB):
       a, b = self.lin(u.src[0]), self.lin(u.src[1])
       if a is None or b is None:
@@ -413,6 +417,18 @@ class Lowering:
     while buf.op is Ops.AFTER:
       buf = buf.src[0]
     return (buf, _cint(idx.src[1])) if buf.op is Ops.BUFFER and len(idx.src) == 2 else None
+
+  def find_unrolled(self):
+    """Innermost reduce loops of at most UNROLL_REDUCE steps whose copies stay within the budget."""
+    self.unrolled: dict[UOp, int] = {}  # range -> position of its END
+    pos = {u: i for i, u in enumerate(self.uops)}
+    for end in self.uops:
+      if end.op is not Ops.END or (rng := end.src[1]) not in pos or rng in self.lane_ranges or rng in self.skip \
+          or rng in self.lane_reduces or (R := _cint(rng.src[0])) is None:
+        continue
+      body = self.uops[pos[rng] + 1:pos[end]]
+      if R <= UNROLL_REDUCE and R * len(body) <= UNROLL_BUDGET // 4 and not any(u.op is Ops.RANGE for u in body):
+        self.unrolled[rng] = pos[end]
 
   def find_lane_reduces(self):
     """Full reductions (one output element) whose reduce loop can run across the lanes: L elements
@@ -764,10 +780,13 @@ class Lowering:
     self.in_body = True
     self.zeroed: dict[VT, tuple] = {}  # register accumulators last filled with 0 -> that VFILL
     self.red = None  # inside a lane-parallel reduce: (range, tile pointer reg, tile offset, lane mask or None)
+    self.affine: dict[tuple, VT] = {}  # lane_affine's tiles of this copy
     j = 0
     while j < len(self.uops):
       if self.uops[j] in self.lane_reduces:
         j = self.lower_lane_reduce(j, dies)
+      elif self.uops[j] in self.unrolled:
+        j = self.lower_unrolled(j, dies)
       else:
         self.lower_at(j, dies)
         j += 1
@@ -798,6 +817,17 @@ class Lowering:
       v = self.vals.get(d)
       if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
         self.release(v.reg)
+
+  def lower_unrolled(self, j: int, dies: dict[int, list[UOp]]) -> int:
+    """A short innermost reduce loop as straight-line copies of its body, the range a constant in
+    each (folded into addresses), in the loop's order (fp sums round exactly as the loop would)."""
+    rng, e = self.uops[j], self.unrolled[self.uops[j]]
+    for i in range(_cint(rng.src[0])):
+      self.vals[rng] = Const(i, dtypes.int32)
+      for k in range(j + 1, e):
+        self.lower_at(k, dies)
+    self.lower_at(e, dies)
+    return e + 1
 
   def lower_lane_reduce(self, j: int, dies: dict[int, list[UOp]]) -> int:
     """The reduce loop at j across the lanes (find_lane_reduces): element r of step c in lane r - c*L,
@@ -957,19 +987,19 @@ class Lowering:
     raise unsupported(u, "uniform address term")
 
   def address(self, a: Addr) -> tuple[str, Any]:
-    """("tile", "[sX + imm]") for a contiguous aligned access, else ("elem", index tile, element base)."""
+    """("tile", "[sX + imm]", None) for a contiguous aligned access, else ("elem", index tile, "[sX + imm]" element base)."""
     buf: Buf = a.buf
     L = self.L
     form = self.lin(a.idx) if a.gate is None else None
     if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
-      return "tile", f"[s{self.red[1]} + {(buf.base + form[1]) // L + self.red[2]}]"
+      return "tile", f"[s{self.red[1]} + {(buf.base + form[1]) // L + self.red[2]}]", None
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
-        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L + self.t_off}]"
+        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L + self.t_off}]", None
       reg = self.sreg("tile address")
       self.ins("SADDI", f"s{reg}", f"s{self.s_t}", 0)
       for c, t in form[2]:
@@ -978,7 +1008,24 @@ class Lowering:
         tmp = self.sreg("address term")
         self.ins("SMUL", f"s{tmp}", f"s{tr}", f"s{k}")
         self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
-      return "tile", f"[s{reg} + {(buf.base + form[1]) // L + self.t_off}]"
+      return "tile", f"[s{reg} + {(buf.base + form[1]) // L + self.t_off}]", None
+    if form is not None:
+      # the lane part in an index tile (loop invariant, shared), the constant and uniform terms in the
+      # gather's base register and immediate
+      idx = self.lane_affine(form[0])
+      if not form[2]:
+        return "elem", idx, f"[s0 + {buf.base + form[1]}]"
+      if len(form[2]) == 1 and form[2][0][0] == 1:
+        return "elem", idx, f"[s{self.scalar_expr(form[2][0][1])} + {buf.base + form[1]}]"
+      if len(form[2]) == 1 and (reg := self.induction(*form[2][0])) is not None:
+        return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
+      reg = self.sreg("gather base")
+      self.ins("LI", f"s{reg}", 0)
+      for c, t in form[2]:
+        tmp = self.sreg("address term")
+        self.ins("SMUL", f"s{tmp}", f"s{self.scalar_expr(t)}", f"s{self.scalar(Const(c, dtypes.int32))}")
+        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
+      return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
     idx = self.tile(self.value(a.idx), dtypes.int32)
     if a.gate is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
@@ -986,7 +1033,39 @@ class Lowering:
       safe = VT("addr")
       self.ins("VSEL", safe, gate, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
       idx = safe
-    return "elem", idx
+    return "elem", idx, f"[s0 + {buf.base}]"
+
+  def induction(self, c: int, r: UOp) -> int | None:
+    """A register holding c * r for an open reduce loop's r: set before the loop, stepped at its end."""
+    for i, lp in enumerate(self.loops):
+      if lp[0] is r:
+        if c not in lp[4]:
+          lp[4][c] = reg = self.sreg("induction variable", temp=False)
+          self.code.insert(lp[3] + 1, ("ins", "LI", f"s{reg}", 0))
+          for inner in self.loops[i + 1:]:
+            inner[3] += 1
+        return lp[4][c]
+    return None
+
+  def lane_affine(self, co: dict) -> VT:
+    """sum(c * r) over lane (and lane-parallel reduce) ranges r as a tile, shared within a body copy."""
+    items = tuple((self.value(r), c) for r, c in co.items() if c)
+    if items in self.affine:
+      return self.affine[items]
+    t = None
+    for v, c in items:
+      k = self.tile(Const(c, dtypes.int32), dtypes.int32)
+      if t is None and c == 1:
+        t = v
+      elif t is None:
+        t = VT("lane")
+        self.ins("VMUL", t, v, k)
+      else:
+        nt = VT("lane")
+        self.ins("VADD", nt, t, v) if c == 1 else self.ins("VMAC", nt, v, k, t)
+        t = nt
+    self.affine[items] = t = t if t is not None else self.tile(Const(0, dtypes.int32), dtypes.int32)
+    return t
 
   def lower_uop(self, u: UOp):
     op = u.op
@@ -1019,6 +1098,7 @@ class Lowering:
       ext = u.src[0]
       var = self.sreg("loop variable", temp=False)
       end = self.label()
+      start = len(self.code)
       self.ins("LI", f"s{var}", 0)
       if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
         n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg)
@@ -1030,16 +1110,19 @@ class Lowering:
           self.ins("LOOPI", n, end)
       else:
         self.ins("LOOP", f"s{self.scalar_expr(ext)}", end)
-      self.loops.append((u, end, var))
+      self.loops.append([u, end, var, start, {}])
       self.vals[u] = SReg(var)
       return
     if op is Ops.END:
       rng = u.src[1]
-      if rng in self.lane_ranges or rng in self.lane_reduces:
+      if rng in self.lane_ranges or rng in self.lane_reduces or rng in self.unrolled:
         return
       if not self.loops or self.loops[-1][0] is not rng:
         raise unsupported(u, "END of a range that is not the innermost open loop")
-      _, end, var = self.loops.pop()
+      _, end, var, _, derived = self.loops.pop()
+      for c, r in derived.items():
+        self.ins("SADDI", f"s{r}", f"s{r}", c)
+        self.release(r)
       self.ins("SADDI", f"s{var}", f"s{var}", 1)
       self.code.append(("label", end))
       self.release(var)
@@ -1052,12 +1135,12 @@ class Lowering:
       if u.dtype not in SUPPORTED_DTYPES:
         raise unsupported(u, "dtype")
       gate = u.src[2] if len(u.src) > 2 else a.gate  # LOAD(INDEX, alt, gate): gated-off lanes read alt
-      kind, where = self.address(dataclasses.replace(a, gate=gate))
+      kind, where, base = self.address(dataclasses.replace(a, gate=gate))
       t = VT("ld")
       if kind == "tile":
         self.ins("VLD", t, where)
       else:
-        self.ins("VGATHER", t, where, f"[s0 + {a.buf.base}]")
+        self.ins("VGATHER", t, where, base)
       if gate is not None:
         alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
         out = VT("gated")
@@ -1087,7 +1170,7 @@ class Lowering:
       gate = u.src[2] if len(u.src) > 2 else a.gate
       a = dataclasses.replace(a, gate=gate)
       v = self.tile(val, u.src[1].dtype)
-      kind, where = self.address(a)
+      kind, where, base = self.address(a)
       if kind == "tile":
         self.ins("VST", v, where)
       else:
@@ -1098,7 +1181,7 @@ class Lowering:
           m = VT("mask")
           self.ins("VAND", m, mask, self.valid)
           mask = m
-        self.ins("VSCATTER", v, where, mask, f"[s0 + {a.buf.base}]")
+        self.ins("VSCATTER", v, where, mask, base)
       return
     if op is Ops.CAST or op is Ops.BITCAST:
       self.vals[u] = self.cast(u)

@@ -190,3 +190,16 @@ def test_full_reductions(n):
   np.testing.assert_allclose(T(f).sum().item(), f.sum(), rtol=1e-5, atol=1e-5)
   assert T(f).max().item() == f.max()
   np.testing.assert_allclose(T(f).mean().item(), f.mean(), rtol=1e-5, atol=1e-6)
+
+
+# axis reductions: short reduce loops are unrolled (the step folded into gather offsets), long ones
+# loop with a strided induction register; rows and columns, ints and floats
+@pytest.mark.parametrize("shape", [(8, 8), (5, 17), (3, 40), (20, 3)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_axis_reductions(shape, axis):
+  a = rng.integers(-1000, 1000, shape).astype(np.int32)
+  f = rng.standard_normal(shape).astype(np.float32)
+  np.testing.assert_array_equal(T(a).sum(axis=axis).numpy(), a.sum(axis=axis))
+  np.testing.assert_array_equal(T(a).max(axis=axis).numpy(), a.max(axis=axis))
+  np.testing.assert_allclose(T(f).sum(axis=axis).numpy(), f.sum(axis=axis), rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(T(f).softmax(axis).numpy(), np.exp(f - f.max(axis, keepdims=True)) / np.exp(f - f.max(axis, keepdims=True)).sum(axis, keepdims=True), rtol=1e-5, atol=1e-6)
