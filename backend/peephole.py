@@ -4,14 +4,17 @@ straight-line block (no label in between, so no loop back edge can observe the c
 - an integer add of a register last filled with 0 is a move (`acc = 0; acc = acc + x` is `acc = x`);
 - a move from a temporary defined once and read only by that move retargets the definition
   (`t = a + b; acc = t` is `acc = a + b`), when nothing in between touches the destination;
-- a definition overwritten before any read is dropped.
+- a definition overwritten before any read is dropped;
+- pure vector instructions whose operands an innermost loop does not change move in front of it.
 
 The lowering emits these shapes on purpose (register accumulators are stable across loop iterations,
 every value gets a fresh register); this pass removes them where the straight-line code allows."""
 from __future__ import annotations
 
 import collections
+import re
 
+from tinytpu import isa
 from tinytpu.backend.schedule import BARRIERS
 
 NO_VDEF = ("VST", "VSCATTER", "PST")  # every vector operand is read
@@ -87,5 +90,37 @@ def _drop_overwritten(code: list[tuple], vt: type) -> list[tuple]:
   return [c for c in code if c is not None]
 
 
+_PURE = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")} - {"VEXTRACT"}
+HOIST_LOOP = 4  # invariant values hoisted per loop (each keeps a register for the whole loop)
+_SREG = re.compile(r"\bs(\d+)\b")
+
+
+def _hoist_invariants(code: list[tuple], vt: type) -> list[tuple]:
+  """Move pure vector instructions whose operands do not change in an innermost loop in front of it."""
+  defs = collections.Counter(d for c in code if (d := _def(c, vt)) is not None)
+  code = list(code)
+  for i, c in enumerate(code):
+    if c[0] != "ins" or c[1] not in ("LOOP", "LOOPI"):
+      continue
+    end = next(j for j in range(i + 1, len(code)) if code[j] == ("label", c[-1]))
+    body = code[i + 1:end]
+    if any(x[0] != "ins" or x[1] in ("LOOP", "LOOPI") for x in body):
+      continue  # not innermost
+    inside = {_def(x, vt) for x in body} - {None}
+    written = {r for x in body if len(x) > 2 and isinstance(x[2], str) for r in _SREG.findall(x[2])}  # (or read: conservative)
+    moved = []
+    for x in body:
+      # (constant fills stay: the lowering already keeps the most used ones in registers)
+      if len(moved) < HOIST_LOOP and x[1] in _PURE and (d := _def(x, vt)) is not None and defs[d] == 1 and _uses(x, vt) \
+          and not any(u in inside for u in _uses(x, vt)) \
+          and not any(r in written for o in x[3:] if isinstance(o, str) for r in _SREG.findall(o)):
+        moved.append(x)
+        inside.discard(d)
+    if moved:
+      keep = [x for x in body if not any(x is m for m in moved)]
+      code[i:end] = moved + [c] + keep
+  return code
+
+
 def optimize(code: list[tuple], vt: type) -> list[tuple]:
-  return _drop_overwritten(_retarget_moves(_fold_zero_adds(code, vt), vt), vt)
+  return _hoist_invariants(_drop_overwritten(_retarget_moves(_fold_zero_adds(code, vt), vt), vt), vt)

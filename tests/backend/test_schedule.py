@@ -95,7 +95,11 @@ def _acc_block(rng: np.random.Generator) -> list[tuple]:
     return out
   for _ in range(rng.integers(1, 4)):
     code += step()
-  code += [("ins", "LOOPI", 3, "Lend")] + step() + step() + [("label", "Lend")]
+  k, inv, t, acc2 = lower.VT("k"), lower.VT("inv"), lower.VT("t"), lower.VT("acc2")
+  code += [("ins", "VFILL", k, int(rng.integers(1, 9))), ("ins", "VFILL", acc2, 0)]
+  # an invariant product inside the loop (hoisted in front of it), added into an accumulator
+  code += [("ins", "LOOPI", 3, "Lend")] + step() + [("ins", "VMUL", inv, k, k), ("ins", "VADD", t, acc2, inv),
+           ("ins", "VMOV", acc2, t)] + step() + [("label", "Lend"), ("ins", "VST", acc2, "[s0 + 3]")]
   for _ in range(rng.integers(1, 3)):
     code += step()
   return code + [("ins", "VST", accs[0], "[s0 + 4]"), ("ins", "VST", accs[1], "[s0 + 5]")]
@@ -108,5 +112,6 @@ def test_peephole_keeps_semantics(seed):
   code = _acc_block(rng) + _random_block(rng)
   opt = peephole.optimize(code, lower.VT)
   assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
+  assert [c[1] for c in opt].index("VMUL") < [c[1] for c in opt].index("LOOPI")  # the invariant left the loop
   for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.VT, lower.NPHYS), data), _run(code, data)):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
