@@ -5,7 +5,8 @@
 //
 // Interlocks (doc/core.md): every instruction that writes a vector register books the single VRF
 // write-back port for the cycle its result arrives (slot table wb_q); a reader of a register with
-// a booked write waits (RAW), a writer whose result would land before an earlier write to the
+// a write booked for a later cycle waits (RAW; the VRF's read ports bypass the write landing in
+// this cycle, so the reader issues in that cycle), a writer whose result would land before an earlier write to the
 // same register waits (WAW), a booked slot or a busy unit holds the issue (unit). The VMEM and
 // PSUM tiles that in-flight MXU commands read or write are tracked as bounding ranges until the
 // MXU is idle; a VST/PST/PLD touching them, or a VSCATTER with an active lane in them, waits. So
@@ -15,7 +16,8 @@
 //
 // Latency: fetch, decode, execute/issue and next-pc are one combinational stage, so the SXU
 // issues one instruction per cycle when nothing stalls; taken branches and loop back-edges cost no
-// cycle. A vector write issued in cycle t with latency L is written at the end of cycle t+L.
+// cycle. A vector write issued in cycle t with latency L is written at the end of cycle t+L and
+// a reader of it issues in cycle t+L (write-through): dependent single-cycle ops run back to back.
 module sxu
   import tinytpu_pkg::*;
 #(
@@ -319,13 +321,16 @@ module sxu
   // ---------------------------------------------------------------------------------------------
   // interlocks
   logic [15:0] pending;  // vector registers with a booked write
+  logic [15:0] unready;  // ... one that lands after this cycle (slot 0's reaches readers by bypass)
   logic        late_waw; // an earlier write to rd lands after this instruction's write would
   always_comb begin
     pending  = '0;
+    unready  = '0;
     late_waw = 1'b0;
     for (int k = 0; k < SLOTS; k++) begin
       if (wb_q[k].valid) begin
         pending[wb_q[k].vd] = 1'b1;
+        if (k != 0) unready[wb_q[k].vd] = 1'b1;
         if (wb_q[k].vd == rd && k >= int'(lat)) late_waw = 1'b1;
       end
     end
@@ -346,8 +351,8 @@ module sxu
   logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall;
   assign bg_idle = mxu_idle_i && pending == '0;
   always_comb begin
-    stall_raw   = (rd_va && pending[ra]) || (rd_vb && pending[rb]) || (rd_vc && pending[rc]) ||
-                  (rd_vd && pending[rd]) || (is_pld && in_p);
+    stall_raw   = (rd_va && unready[ra]) || (rd_vb && unready[rb]) || (rd_vc && unready[rc]) ||
+                  (rd_vd && unready[rd]) || (is_pld && in_p);
     stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p) || (is_sct && in_e);
     stall_unit  = (wr_vd && wb_q[lat].valid) || (is_vpu && !vpu_ready_i) ||
                   ((is_mlw || is_mmul) && !mxu_ready_i);
