@@ -21,13 +21,19 @@ import re
 from tinytpu import isa
 
 WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
-BYPASS = 0    # 1 when a reader may issue in the cycle its operand is written (VRF write-through)
+BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
 
 # instructions that end a block (and stay where they are)
 BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
   "HALT", "FENCE", "NOP", "LOOP", "LOOPI", "LBREAK", "JMP", "RDCYCLE", "RDPERF", "PLD", "PST"} | {
   m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)}
 NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
+# dual issue (doc/core.md): one VMEM tile access, one vector compute op and one scalar op; two
+# instructions of different classes issue together
+DUAL = False
+PAIR_CLASS = {"VLD": "mem", "VST": "mem", **{m: "vec" for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")},
+              "VMOV": "vec", "VZERO": "vec", "VFILL": "vec", "NOP": "scalar", "LI": "scalar", "SADDI": "scalar",
+              **{m: "scalar" for m, i in isa.BY_MNEMONIC.items() if i.group == isa.BY_MNEMONIC["SADD"].group and i.op == isa.BY_MNEMONIC["SADD"].op}}
 STORES = ("VST", "VSCATTER")
 _SREG = re.compile(r"\bs(\d+)\b")
 _TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")
@@ -55,6 +61,7 @@ class _Node:
     if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
       m = next((_TILE.match(o) for o in strs if _TILE.match(o)), None) if self.mn in ("VLD", "VST") else None
       self.mem = (self.mn in STORES, int(m[1]) if m else None, int(m[2]) if m else None)
+    self.pair = PAIR_CLASS.get(self.mn)
     self.preds: dict[_Node, int] = {}  # predecessor -> cycles from its issue to ours
     self.succs: list[_Node] = []
     self.height = 0
@@ -81,7 +88,7 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
         dep(p, raw(p) if isinstance(r, vt) else 1)
     for r in ([n.vdef] if n.vdef is not None else []) + ([("s", n.sdef)] if n.sdef is not None else []):
       for p in readers.get(r, []):
-        dep(p, 1)
+        dep(p, 0)  # after its readers: in the same cycle only as the second of a pair
       if (p := last.get(r)) is not None:
         dep(p, max(1, p.latency - n.latency + 1))
     if n.mem:
@@ -111,22 +118,29 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
   done: set[_Node] = set()
   issue: dict[_Node, int] = {}
   out, cycle, pending = [], 0, list(nodes)
-  while pending:
-    cands = [n for n in pending[:WINDOW] if all(p in done for p in n.preds)]
-    ready = lambda n: max((issue[p] + d for p, d in n.preds.items()), default=0)
-    best = min(cands, key=lambda n: (len(live) + grows(n) > limit, max(ready(n), cycle), -n.height, n.pos))
-    cycle = max(ready(best), cycle)
-    issue[best] = cycle
-    cycle += 1
-    done.add(best)
-    pending.remove(best)
-    out.append(best.c)
-    for v in best.vuse:
+  def commit(n: _Node, at: int):
+    issue[n] = at
+    done.add(n)
+    pending.remove(n)
+    out.append(n.c)
+    for v in n.vuse:
       left[v] -= 1
       if left[v] == 0 and v not in escapes:
         live.discard(v)
-    if best.vdef is not None:
-      live.add(best.vdef)
+    if n.vdef is not None:
+      live.add(n.vdef)
+  ready = lambda n: max((issue[p] + d for p, d in n.preds.items()), default=0)
+  while pending:
+    cands = [n for n in pending[:WINDOW] if all(p in done for p in n.preds)]
+    best = min(cands, key=lambda n: (len(live) + grows(n) > limit, max(ready(n), cycle), -n.height, n.pos))
+    cycle = max(ready(best), cycle)
+    commit(best, cycle)
+    if DUAL and best.pair:  # the next instruction issues with it when its class differs and it is ready
+      mates = [n for n in pending[:WINDOW] if n.pair and n.pair != best.pair and all(p in done for p in n.preds)
+               and ready(n) <= cycle and len(live) + grows(n) <= limit]
+      if mates:
+        commit(min(mates, key=lambda n: (-n.height, n.pos)), cycle)
+    cycle += 1
   return out
 
 
