@@ -6,8 +6,12 @@
 // before that cycle's writes. If the core and the MXU write the same tile in one cycle (the core
 // interlocks so it does not), the core's tile is written first and the MXU row on top of it.
 // Every port checks its 32-bit tile address: an access outside [0, TILES) does not write, reads
-// as zero and raises that port's err the next cycle. After reset a clear sweep zeroes one tile
-// per cycle (TILES cycles); init_done_o rises when it ends; an access before that gets err.
+// as zero and raises that port's err the next cycle.
+// Reset: every tile reads zero after reset (core reads and the MXU accumulate alike), and the
+// memory is ready the cycle after reset (no clear sweep; init_done_o is constant 1, kept for the
+// users that wait on it). The storage has no reset; a bitmap valid_q (one bit per tile, "written
+// since reset", async reset to 0) masks it: a tile whose bit is 0 reads zero, a core tile write
+// sets the bit, and an MXU row write into such a tile zeroes its other rows in the same cycle.
 // Latency: 1 cycle on every port; one tile (core) or one row (MXU) per cycle.
 module psum
   import tinytpu_pkg::*;
@@ -39,35 +43,39 @@ module psum
   localparam int unsigned AW = $clog2(TILES);
 
   logic [N*N*32-1:0] mem_q [TILES];
-  logic [AW:0]       init_q;
-  logic              ready, rd_ok, wr_ok, mxu_ok;
+  logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
+  logic              rd_ok, wr_ok, mxu_ok, mxu_fresh;
   logic [N*32-1:0]   old_row, new_row;
 
-  assign ready  = init_q[AW];
-  assign rd_ok  = ready && rd_addr_i < 32'(TILES);
-  assign wr_ok  = ready && wr_addr_i < 32'(TILES);
-  assign mxu_ok = ready && mxu_addr_i < 32'(TILES);
+  assign rd_ok  = rd_addr_i < 32'(TILES);
+  assign wr_ok  = wr_addr_i < 32'(TILES);
+  assign mxu_ok = mxu_addr_i < 32'(TILES);
 
+  // one bit per write, never a loop over TILES: reset clears the whole vector at once
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) init_q <= '0;
-    else if (!ready) init_q <= init_q + 1'b1;
+    if (!rst_ni) begin
+      valid_q <= '0;
+    end else begin
+      if (wr_req_i && wr_ok) valid_q[wr_addr_i[AW-1:0]] <= 1'b1;
+      if (mxu_we_i && mxu_ok) valid_q[mxu_addr_i[AW-1:0]] <= 1'b1;
+    end
   end
 
-  // accumulate lane by lane (int32 wrap) into the row as stored before this cycle
-  assign old_row = mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32];
+  // accumulate lane by lane (int32 wrap) into the row as stored before this cycle (zero in a tile
+  // not written since reset)
+  assign mxu_fresh = !valid_q[mxu_addr_i[AW-1:0]];
+  assign old_row   = mxu_fresh ? '0 : mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32];
   always_comb begin
     for (int n = 0; n < N; n++)
       new_row[32*n +: 32] = mxu_data_i[32*n +: 32] + (mxu_acc_i ? old_row[32*n +: 32] : 32'd0);
   end
 
-  // the storage has no reset: the sweep clears it
+  // the storage has no reset (valid_q masks it). In program order, so later writes win: a fresh
+  // tile under an MXU row is zeroed, then the core's tile, then the MXU row on top
   always_ff @(posedge clk_i) begin
-    if (!ready) begin
-      mem_q[init_q[AW-1:0]] <= '0;
-    end else begin
-      if (wr_req_i && wr_ok) mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
-      if (mxu_we_i && mxu_ok) mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32] <= new_row;
-    end
+    if (mxu_we_i && mxu_ok && mxu_fresh) mem_q[mxu_addr_i[AW-1:0]] <= '0;
+    if (wr_req_i && wr_ok) mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
+    if (mxu_we_i && mxu_ok) mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32] <= new_row;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -77,12 +85,12 @@ module psum
       wr_err_o  <= 1'b0;
       mxu_err_o <= 1'b0;
     end else begin
-      rd_data_o <= rd_req_i && rd_ok ? mem_q[rd_addr_i[AW-1:0]] : '0;
+      rd_data_o <= rd_req_i && rd_ok && valid_q[rd_addr_i[AW-1:0]] ? mem_q[rd_addr_i[AW-1:0]] : '0;
       rd_err_o  <= rd_req_i && !rd_ok;
       wr_err_o  <= wr_req_i && !wr_ok;
       mxu_err_o <= mxu_we_i && !mxu_ok;
     end
   end
 
-  assign init_done_o = ready;
+  assign init_done_o = 1'b1;
 endmodule

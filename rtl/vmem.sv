@@ -3,9 +3,12 @@
 // Reads are synchronous: data (and err) appear the cycle after the request; a read and a write
 // of the same tile in the same cycle return the old data. Every port checks its 32-bit tile
 // address: an access outside [0, TILES) does not write, reads as zero and raises that port's
-// err the next cycle (never masked or wrapped). After reset a clear sweep writes zero to every
-// tile (one per cycle, TILES cycles); init_done_o rises when it ends, and an access before that
-// is refused with err.
+// err the next cycle (never masked or wrapped).
+// Reset: every tile reads zero after reset, and the memory is ready the cycle after reset (no
+// clear sweep; init_done_o is constant 1, kept for the users that wait on it). The storage has
+// no reset; a bitmap valid_q (one bit per tile, "written since reset", async reset to 0) masks
+// it: a read of a tile whose bit is 0 returns zeros, a write sets the bit, and a scatter into
+// such a tile zeroes its other lanes in the same cycle.
 //
 // Element mode (VGATHER / VSCATTER): VMEM element e is lane e mod N*N of tile e div N*N. With
 // rd_elem_i the core read port returns, in each lane l, the element at rd_eaddr_i[l] (a lane
@@ -51,8 +54,8 @@ module vmem
   localparam logic [31:0] ELEMS = 32'(TILES * L);
 
   logic [N*N*32-1:0] mem_q [TILES];
-  logic [AW:0]       init_q;  // clear sweep position; TILES when done
-  logic              ready, rd_ok, wr_ok, mxu_ok;
+  logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
+  logic              rd_ok, wr_ok, mxu_ok;
 
   // element mode: per-lane range checks and the gathered lanes
   logic [L-1:0]      rd_in, wr_in;
@@ -62,28 +65,39 @@ module vmem
     for (int l = 0; l < int'(L); l++) begin
       rd_in[l] = rd_eaddr_i[l] < ELEMS;
       wr_in[l] = !wr_mask_i[l] || wr_eaddr_i[l] < ELEMS;
-      if (rd_elem_i && rd_in[l]) gather[l*32 +: 32] = mem_q[rd_eaddr_i[l][LW +: AW]][{rd_eaddr_i[l][LW-1:0], 5'd0} +: 32];
+      if (rd_elem_i && rd_in[l] && valid_q[rd_eaddr_i[l][LW +: AW]])
+        gather[l*32 +: 32] = mem_q[rd_eaddr_i[l][LW +: AW]][{rd_eaddr_i[l][LW-1:0], 5'd0} +: 32];
     end
   end
 
-  assign ready  = init_q[AW];
-  assign rd_ok  = ready && (rd_elem_i ? &rd_in : rd_addr_i < 32'(TILES));
-  assign wr_ok  = ready && (wr_elem_i ? &wr_in : wr_addr_i < 32'(TILES));
-  assign mxu_ok = ready && mxu_addr_i < 32'(TILES);
+  assign rd_ok  = rd_elem_i ? &rd_in : rd_addr_i < 32'(TILES);
+  assign wr_ok  = wr_elem_i ? &wr_in : wr_addr_i < 32'(TILES);
+  assign mxu_ok = mxu_addr_i < 32'(TILES);
 
+  // one bit per write, never a loop over TILES: reset clears the whole vector at once
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) init_q <= '0;
-    else if (!ready) init_q <= init_q + 1'b1;
+    if (!rst_ni) begin
+      valid_q <= '0;
+    end else if (wr_req_i && wr_ok) begin
+      if (!wr_elem_i) valid_q[wr_addr_i[AW-1:0]] <= 1'b1;
+      else begin
+        for (int l = 0; l < int'(L); l++)
+          if (wr_mask_i[l]) valid_q[wr_eaddr_i[l][LW +: AW]] <= 1'b1;
+      end
+    end
   end
 
-  // the storage itself has no reset: the sweep clears it
+  // the storage itself has no reset (valid_q masks it)
   always_ff @(posedge clk_i) begin
-    if (!ready) begin
-      mem_q[init_q[AW-1:0]] <= '0;
-    end else if (wr_req_i && wr_ok) begin
+    if (wr_req_i && wr_ok) begin
       if (!wr_elem_i) begin
         mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
       end else begin
+        // a tile not written since reset is zeroed first, so its other lanes read zero; the lane
+        // writes below come later in this block and so win over that zero
+        for (int l = 0; l < int'(L); l++) begin
+          if (wr_mask_i[l] && !valid_q[wr_eaddr_i[l][LW +: AW]]) mem_q[wr_eaddr_i[l][LW +: AW]] <= '0;
+        end
         // in lane order: the last nonblocking write to an element wins
         for (int l = 0; l < int'(L); l++) begin
           if (wr_mask_i[l])
@@ -102,14 +116,14 @@ module vmem
       mxu_err_o  <= 1'b0;
     end else begin
       // a gather returns its in-range lanes even when another lane is out of range
-      if (rd_req_i && rd_elem_i) rd_data_o <= ready ? gather : '0;
-      else rd_data_o <= rd_req_i && rd_ok ? mem_q[rd_addr_i[AW-1:0]] : '0;
-      mxu_data_o <= mxu_req_i && mxu_ok ? mem_q[mxu_addr_i[AW-1:0]] : '0;
+      if (rd_req_i && rd_elem_i) rd_data_o <= gather;
+      else rd_data_o <= rd_req_i && rd_ok && valid_q[rd_addr_i[AW-1:0]] ? mem_q[rd_addr_i[AW-1:0]] : '0;
+      mxu_data_o <= mxu_req_i && mxu_ok && valid_q[mxu_addr_i[AW-1:0]] ? mem_q[mxu_addr_i[AW-1:0]] : '0;
       rd_err_o   <= rd_req_i && !rd_ok;
       wr_err_o   <= wr_req_i && !wr_ok;
       mxu_err_o  <= mxu_req_i && !mxu_ok;
     end
   end
 
-  assign init_done_o = ready;
+  assign init_done_o = 1'b1;
 endmodule

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyuvm
+from cocotb.triggers import FallingEdge
 
 from tinytpu.tb import kit
 from .env import Cyc, ItemsSeq, MemEnv, channel, spec
@@ -15,10 +16,15 @@ class MemTest(kit.BaseTest):
   timeout_us = 5000
 
   async def reset(self):
-    for f, p in channel(self.env.unit).ports().items(): p.put(self.dut, 0)
-    for extra in ("rd_elem_i", "wr_elem_i", "wr_mask_i"):  # VMEM element (gather/scatter) mode: not driven by this env
-      if hasattr(self.dut, extra): getattr(self.dut, extra).value = 0
-    await super().reset()
+    """Reset (also in the middle of a test); the first cycle after it is already a busy cycle on
+    every port (driven here, until the next item): there is no clear sweep to wait for."""
+    ports = channel(self.env.unit).ports()
+    for p in ports.values(): p.put(self.dut, 0)
+    self.dut.rst_ni.value = 0
+    for _ in range(self.reset_cycles): await FallingEdge(self.dut.clk_i)
+    self.dut.rst_ni.value = 1
+    first = self.cycle(1.0)
+    for f, p in ports.items(): p.put(self.dut, getattr(first, f))
 
   def addr(self, hot):
     """Mostly a few hot tiles (collisions), sometimes any tile, a boundary or out of range."""
@@ -29,9 +35,26 @@ class MemTest(kit.BaseTest):
     if r < 0.9: return self.rng.choice([0, t - 1])
     return self.rng.choice([t, t + 1, 2 * t, 0x7FFFFFFF, 0x80000000, M32])
 
+  def eaddrs(self, hot, bad: bool) -> np.ndarray:
+    """N*N element addresses (VMEM element mode): mostly in the hot tiles (duplicates likely),
+    sometimes anywhere; with bad, one lane out of range."""
+    L, t = self.env.n ** 2, self.env.tiles
+    e = [self.rng.choice(hot) * L + self.rng.randrange(L) if self.rng.random() < 0.7 else self.rng.randrange(t * L) for _ in range(L)]
+    if bad: e[self.rng.randrange(L)] = self.rng.choice([t * L, t * L + 1, 0x80000000, M32])
+    return np.array(e, np.uint32).reshape(self.env.n, self.env.n)
+
+  def elem(self, c, hot, p_elem=0.3):
+    """Element-mode fields of a VMEM cycle (random even when the mode is off: they must be ignored)."""
+    L = self.env.n ** 2
+    c.rd_elem, c.wr_elem = int(self.rng.random() < p_elem), int(self.rng.random() < p_elem)
+    c.rd_eaddr, c.wr_eaddr = self.eaddrs(hot, self.rng.random() < 0.1), self.eaddrs(hot, self.rng.random() < 0.1)
+    # sparse masks too, so a scatter often leaves most of a fresh tile unwritten
+    c.wr_mask = self.rng.choice([self.rng.getrandbits(L), 1 << self.rng.randrange(L), self.rng.getrandbits(L) & self.rng.getrandbits(L) & self.rng.getrandbits(L)])
+
   def cycle(self, p_req=0.6, hot=None) -> Cyc:
     n, s, c = self.env.n, spec(self.env.unit, self.env.n), Cyc("cyc")
     hot = hot or [0, 1, 2]
+    if s.get("elem"): self.elem(c, [h for h in hot if h < self.env.tiles] or [0])
     for name, *_ in s.get("reads", []) + s.get("writes", []) + s.get("rows", []):
       setattr(c, f"{name}_req", int(self.rng.random() < p_req)); setattr(c, f"{name}_addr", self.addr(hot))
     for name, *_ in s.get("writes", []): setattr(c, f"{name}_data", kit.random_tile(self.rng, n, "int32")[0])
@@ -44,44 +67,73 @@ class MemTest(kit.BaseTest):
   def idle(self) -> Cyc:
     c = self.cycle(0.0)
     for name, *_ in spec(self.env.unit, self.env.n).get("writes", []): setattr(c, f"{name}_req", 0)
+    if hasattr(c, "rd_elem"): c.rd_elem = c.wr_elem = 0
     return c
+
+  def read_all(self) -> list[Cyc]:
+    """Every tile (register) on every read port, one per cycle, then an idle cycle."""
+    s, items = spec(self.env.unit, self.env.n), []
+    for a in range(self.env.tiles if self.env.unit != "vrf" else 16):
+      c = self.idle()
+      for name, *_ in s.get("reads", []): setattr(c, f"{name}_req", 1); setattr(c, f"{name}_addr", a)
+      for name, *_ in s.get("comb_reads", []): setattr(c, f"{name}_addr", a)
+      items.append(c)
+    return items + [self.idle()]
 
   async def run(self, items):
     await ItemsSeq("seq", items).start(self.env.agent.seqr)
 
 
 @pyuvm.test()
-class MemEarlyAndClear(MemTest):
-  """Accesses during the clear sweep are refused with err; afterwards every tile reads zero."""
+class MemResetReadsZero(MemTest):
+  """No clear sweep: every tile is filled with random data, then after a reset every tile reads
+  zero (no err) from the first cycle; then one write per tile (tile writes, and for VMEM sparse
+  scatters into fresh tiles, whose other lanes must read zero; for PSUM MXU row writes with acc
+  0/1 into fresh tiles, whose other rows must read zero, the stale data notwithstanding), all read
+  back; then a reset, after which everything reads zero again."""
   async def body(self):
-    s = spec(self.env.unit, self.env.n)
-    items = [self.cycle(1.0) for _ in range(8)]  # still sweeping: every access errs
-    await self.run(items)
-    if self.env.unit != "vrf":
-      await self.wait_until(lambda: int(self.dut.init_done_o.value), 1 << 17, "clear sweep")
-    reads = []
-    for a in range(self.env.tiles if self.env.unit != "vrf" else 16):
+    s, L, tiles = spec(self.env.unit, self.env.n), self.env.n ** 2, range(self.env.tiles if self.env.unit != "vrf" else 16)
+    fill = []
+    for a in tiles:
       c = self.idle()
-      for name, *_ in s.get("reads", []): setattr(c, f"{name}_req", 1); setattr(c, f"{name}_addr", a)
-      for name, *_ in s.get("comb_reads", []): setattr(c, f"{name}_addr", a)
-      reads.append(c)
-    await self.run(reads + [self.idle()])
+      for name, *_ in s["writes"]: setattr(c, f"{name}_req", 1); setattr(c, f"{name}_addr", a)
+      fill.append(c)
+    await self.run(fill + [self.idle()])
+    await self.reset()
+    await self.run(self.read_all())
+    items = []
+    for a in tiles:
+      c, k = self.idle(), a % 3
+      if self.env.unit == "vrf": setattr(c, ["w0_req", "w1_req"][a % 2], 1); setattr(c, ["w0_addr", "w1_addr"][a % 2], a)
+      elif k == 0 or (k == 2 and self.env.unit == "psum"): c.wr_req, c.wr_addr = 1, a
+      elif self.env.unit == "vmem":  # a few lanes of fresh tile a, two of them on one element
+        lanes = self.rng.sample(range(L), min(3, L))
+        c.wr_req, c.wr_elem, c.wr_mask = 1, 1, sum(1 << l for l in lanes)
+        e = c.wr_eaddr.ravel().copy()
+        for l in lanes: e[l] = a * L + self.rng.randrange(L)
+        e[lanes[-1]] = e[lanes[0]]
+        c.wr_eaddr = e.reshape(self.env.n, self.env.n)
+      else: c.mxu_req, c.mxu_addr, c.mxu_acc = 1, a, self.rng.randint(0, 1)
+      items.append(c)
+    await self.run(items + self.read_all())
+    await self.reset()
+    await self.run(self.read_all())
 
 
 @pyuvm.test()
 class MemRandom(MemTest):
-  """Random traffic on every port at once: hot tiles (same-cycle read/write collisions, two
-  writes to one tile), boundaries and out-of-range addresses. Checks coverage >= 95%."""
+  """Random traffic on every port at once (VMEM: gathers and scatters too): hot tiles (same-cycle
+  read/write collisions, two writes to one tile), boundaries, out-of-range addresses, fresh tiles,
+  and a reset half way. Checks coverage >= 95%."""
   cycles = 1500
 
   async def body(self):
-    await self.run([self.cycle(1.0) for _ in range(4)])  # a few accesses during the sweep
-    if self.env.unit != "vrf":
-      await self.wait_until(lambda: int(self.dut.init_done_o.value), 1 << 17, "clear sweep")
-    items = []
-    for i in range(self.cycles):
-      items.append(self.cycle(self.rng.choice([0.3, 0.6, 0.9]), hot=[self.rng.randrange(self.env.tiles if self.env.unit != "vrf" else 16) for _ in range(2)]))
-    await self.run(items + [self.idle()])
+    for half in range(2):  # a reset in the middle: the second half starts from an all-zero memory again
+      if half: await self.reset()
+      items = []
+      for i in range(self.cycles // 2):
+        items.append(self.cycle(self.rng.choice([0.3, 0.6, 0.9]), hot=[self.rng.randrange(self.env.tiles if self.env.unit != "vrf" else 16) for _ in range(2)]))
+      await self.run(items + [self.idle()])
 
   def check_phase(self):
     pct = self.env.cov.cov.pct()
