@@ -15,7 +15,7 @@ class MxuTest(kit.BaseTest):
   timeout_us = 5000
 
   async def post_reset(self):
-    await self.wait_until(lambda: int(self.dut.init_done_o.value), 1 << 17, "memory clear sweep")
+    await self.wait_until(lambda: int(self.dut.init_done_o.value), 4, "memory ready (the cycle after reset: no clear sweep)")
 
   @property
   def n(self): return self.env.n
