@@ -1,12 +1,13 @@
 // vrf: the vector register file, 16 registers of one N x N tile of 32-bit lanes each (lane
 // [r][c] at bits (r*N+c)*32 +: 32). Four combinational read ports (a, b, c: the VPU operands;
-// s: store data) and two write ports (0 and 1, e.g. the single-cycle and the multi-cycle
-// result paths). Reads are write-through: a read of a register that a port writes in this cycle
-// returns the data being written (port 1's on a conflict), so a reader can issue in the cycle
-// its operand's write-back lands. Register numbers are 4-bit instruction fields, so they cannot be out of range; the check this
-// file makes is the write conflict: both ports writing one register in a cycle is an error
-// (err_o the next cycle) and port 1 (the younger result) wins. Reset clears every register.
-// Latency: reads 0 cycles, writes visible to reads in the same cycle (bypass) and stored at its end.
+// s: store data) and two write ports (in the TensorCore: 0 for every producer but VLD, 1 for
+// VLD, so a dual-issued load and compute op can land in one cycle). Reads are write-through: a
+// read of a register that a port writes in this cycle returns the data being written (port 1's
+// on a conflict), so a reader can issue in the cycle its operand's write-back lands. Register
+// numbers are 4-bit instruction fields, so they cannot be out of range; the check this file makes
+// is the write conflict: both ports writing one register in a cycle is an error (err_o the next
+// cycle) and port 1 (the younger result) wins. Reset clears every register.
+// Latency: reads 0 cycles; a write is seen by reads in its own cycle and stored at its end.
 module vrf
   import tinytpu_pkg::*;
 #(
