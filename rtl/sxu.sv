@@ -14,15 +14,15 @@
 //
 // Interlocks: every instruction that writes a vector register books a VRF write-back port for the
 // cycle its result arrives (VLD: port 1, table wl_q; every other producer: port 0, table wb_q); a
-// reader of a register with a write booked for a later cycle waits (RAW; the VRF's read ports
-// bypass the writes landing in this cycle, so the reader issues in that cycle), a writer whose
-// result would land at or before an earlier write to the same register waits (WAW), a booked
-// slot or a busy unit holds the issue (unit). The VMEM and PSUM tiles that in-flight MXU commands
-// read or write are tracked as bounding ranges until the MXU is idle; a VST/PST/PLD touching them,
-// or a VSCATTER with an active lane in them, waits. So every program has sequential semantics
-// while the MXU and multi-cycle VPU ops run in the background. VGATHER/VSCATTER element addresses
-// (sb + imm + va[l]) are computed and range-checked here on every (active) lane once their vector
-// operands are ready, and issued on iss_eaddr_o.
+// reader of a register with a write booked for a later cycle waits (RAW; the TensorCore forwards
+// the writes landing in this cycle to the operands, so the reader issues in that cycle), a
+// writer whose result would land at or before an earlier write to the same register waits (WAW),
+// a booked slot or a busy unit holds the issue (unit). The VMEM and PSUM tiles that in-flight MXU
+// commands read or write are tracked as bounding ranges until the MXU is idle; a VST/PST/PLD
+// touching them, or a VSCATTER with an active lane in them, waits. So every program has sequential
+// semantics while the MXU and multi-cycle VPU ops run in the background. VGATHER/VSCATTER element
+// addresses (sb + imm + va[l]) are computed and range-checked here on every (active) lane once
+// their vector operands are ready, and issued on iss_eaddr_o.
 //
 // Latency: fetch, decode, execute/issue and next-pc are one combinational stage, so the SXU
 // issues up to two instructions per cycle when nothing stalls; taken branches and loop back-edges

@@ -1,6 +1,6 @@
 // tensorcore: one TinyTPU TensorCore. The SXU fetches, decodes and issues (up to two instructions a
 // cycle: a VLD/VST on its memory channel next to a compute or scalar op); this module is the vector
-// datapath around it: the VRF (operands read combinationally in the issue cycle, written through),
+// datapath around it: the VRF (operands read in the issue cycle, its write-backs bypassed),
 // VMEM and PSUM (synchronous reads, one cycle), the VPU, the XLU and the MXU, and the two VRF
 // write-back ports the SXU books per result (port 0: wb_src selects the producer; port 1: VLD).
 //
@@ -71,7 +71,8 @@ module tensorcore
   logic               mem_valid, mem_st, wl_valid;
   logic [31:0]        mem_addr;
   logic [3:0]         wl_vd;
-  logic [L-1:0][31:0] va, vb, vc, vs;
+  logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
+  logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
   logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
 
   sxu #(
@@ -136,13 +137,13 @@ module tensorcore
     .clk_i,
     .rst_ni,
     .ra_addr_i (ra),
-    .ra_data_o (va),
+    .ra_data_o (va_rf),
     .rb_addr_i (rb),
-    .rb_data_o (vb),
+    .rb_data_o (vb_rf),
     .rc_addr_i (rc),
-    .rc_data_o (vc),
+    .rc_data_o (vc_rf),
     .rs_addr_i (rs),
-    .rs_data_o (vs),
+    .rs_data_o (vs_rf),
     .we0_i     (wb_valid),
     .waddr0_i  (wb_vd),
     .wdata0_i  (wb_data),
@@ -151,6 +152,21 @@ module tensorcore
     .wdata1_i  (vmem_rd),
     .err_o     (unused_vrf_err)
   );
+
+  // write-through bypass: an operand whose register is written back in this cycle takes the data
+  // being written, so a reader issues in the cycle its operand lands (the SXU's RAW check lets
+  // it); this covers every consumer of the read ports (VPU, XLU, VMOV, VST/PST/VSCATTER data, and
+  // the SXU's VEXTRACT lane, VGATHER/VSCATTER offsets and mask)
+  function automatic logic [L-1:0][31:0] fwd(input logic [3:0] r, input logic [L-1:0][31:0] q);
+    if (wl_valid && wl_vd == r) return vmem_rd;
+    if (wb_valid && wb_vd == r) return wb_data;
+    return q;
+  endfunction
+
+  assign va = fwd(ra, va_rf);
+  assign vb = fwd(rb, vb_rf);
+  assign vc = fwd(rc, vc_rf);
+  assign vs = fwd(rs, vs_rf);
 
   // ---------------------------------------------------------------------------------------------
   // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW/VGATHER/VSCATTER while running, the
