@@ -1,23 +1,34 @@
-// SXU: the scalar unit of the TensorCore. Each cycle it reads the word at pc from its program
-// memory, decodes and checks it (reserved bits, operand ranges, tile addresses, loop stack) and
-// either executes it here (scalar ALU, branches, loops, counters, VEXTRACT) or issues it to the
-// vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
+// SXU: the scalar unit of the TensorCore. Each cycle it reads the words at pc and pc + 1 from its
+// program memory, decodes and checks them (reserved bits, operand ranges, tile addresses, loop
+// stack) and either executes them here (scalar ALU, branches, loops, counters, VEXTRACT) or issues
+// them to the vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
 //
-// Interlocks (doc/core.md): every instruction that writes a vector register books the single VRF
-// write-back port for the cycle its result arrives (slot table wb_q); a reader of a register with
-// a write booked for a later cycle waits (RAW; the VRF's read ports bypass the write landing in
-// this cycle, so the reader issues in that cycle), a writer whose result would land before an earlier write to the
-// same register waits (WAW), a booked slot or a busy unit holds the issue (unit). The VMEM and
-// PSUM tiles that in-flight MXU commands read or write are tracked as bounding ranges until the
-// MXU is idle; a VST/PST/PLD touching them, or a VSCATTER with an active lane in them, waits. So
-// every program has sequential semantics while the MXU and multi-cycle VPU ops run in the
-// background. VGATHER/VSCATTER element addresses (sb + imm + va[l]) are computed and range-checked
-// here on every (active) lane once their vector operands are ready, and issued on iss_eaddr_o.
+// Dual issue (doc/core.md): slot 0 is the instruction at pc; slot 1 (pc + 1) issues in the same
+// cycle when slot 0 issues and the two are of different kinds among memory (VLD, VST), compute
+// (VPU, XLU, VMOV, VZERO, VFILL, VSPLAT) and scalar (LI, SALU, SADDI, NOP), slot 1 neither reads
+// nor rewrites a register slot 0 writes, neither is the innermost loop's last body word, pc + 1 is
+// not the program's last word, and slot 1 would issue now without a stall or a trap. Otherwise
+// slot 1 issues later as slot 0, so traps, trap pcs and ordering are those of single issue. Issue
+// channels: A (dec_*, iss_*) carries every vector instruction but VLD/VST (a pair's compute op),
+// the memory channel (mem_*) a VLD/VST of either slot; a second scalar ALU serves slot 1.
+//
+// Interlocks: every instruction that writes a vector register books a VRF write-back port for the
+// cycle its result arrives (VLD: port 1, table wl_q; every other producer: port 0, table wb_q); a
+// reader of a register with a write booked for a later cycle waits (RAW; the TensorCore forwards
+// the writes landing in this cycle to the operands, so the reader issues in that cycle), a
+// writer whose result would land at or before an earlier write to the same register waits (WAW),
+// a booked slot or a busy unit holds the issue (unit). The VMEM and PSUM tiles that in-flight MXU
+// commands read or write are tracked as bounding ranges until the MXU is idle; a VST/PST/PLD
+// touching them, or a VSCATTER with an active lane in them, waits. So every program has sequential
+// semantics while the MXU and multi-cycle VPU ops run in the background. VGATHER/VSCATTER element
+// addresses (sb + imm + va[l]) are computed and range-checked here on every (active) lane once
+// their vector operands are ready, and issued on iss_eaddr_o.
 //
 // Latency: fetch, decode, execute/issue and next-pc are one combinational stage, so the SXU
-// issues one instruction per cycle when nothing stalls; taken branches and loop back-edges cost no
-// cycle. A vector write issued in cycle t with latency L is written at the end of cycle t+L and
-// a reader of it issues in cycle t+L (write-through): dependent single-cycle ops run back to back.
+// issues up to two instructions per cycle when nothing stalls; taken branches and loop back-edges
+// cost no cycle. A vector write issued in cycle t with latency L is written at the end of cycle
+// t+L and a reader of it issues in cycle t+L (write-through): dependent single-cycle ops run back
+// to back. pc_o is slot 0's pc; it advances by 2 after a pair.
 module sxu
   import tinytpu_pkg::*;
 #(
@@ -60,6 +71,7 @@ module sxu
   output logic [3:0]                dec_ra_o,
   output logic [3:0]                dec_rb_o,
   output logic [3:0]                dec_rc_o,
+  output logic [3:0]                dec_rs_o,      // VRF port s: VST/PST data (rb), VSCATTER's (rd)
   // issue of a vector-side instruction (VSPLAT, VLD..VFILL, VPU, XLU, MLW, MMUL)
   output logic                      iss_valid_o,
   output logic [31:0]               iss_scalar_o,  // VSPLAT: sa; XROTS/XSROTS: sb; else imm
@@ -67,10 +79,16 @@ module sxu
   output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src
   output logic [N*N-1:0][31:0]      iss_eaddr_o,   // VGATHER/VSCATTER: checked element addresses
   output logic [N*N-1:0]            iss_emask_o,   // VSCATTER: active lanes (vm != 0)
-  // VRF write-back booked for the end of this cycle
+  // issue of a VLD/VST (from either slot: the memory port of a pair)
+  output logic                      mem_valid_o,
+  output logic                      mem_st_o,      // a VST (data on VRF port s), else a VLD
+  output logic [31:0]               mem_addr_o,    // checked tile address
+  // VRF write-backs booked for the end of this cycle: port 0 every producer but VLD, port 1 VLD
   output logic                      wb_valid_o,
   output logic [3:0]                wb_vd_o,
   output logic [2:0]                wb_src_o,
+  output logic                      wl_valid_o,
+  output logic [3:0]                wl_vd_o,
   // VEXTRACT reads lane [r][c] of vector register ra (the VRF's read port a); VGATHER/VSCATTER
   // read their lane offsets there and VSCATTER its mask from register rc (read port c)
   input  logic [N*N-1:0][31:0]      va_tile_i,
@@ -86,9 +104,43 @@ module sxu
   localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_MOV = 3'd4,
                          WB_GTH = 3'd5;
   localparam int unsigned SLOTS = 16;  // > the longest latency
+  localparam int unsigned LSLOTS = VLD_LAT + 1;  // the load table: VLD's one latency
   localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
+  // pairing classes: memory (VLD, VST), compute (VPU, XLU, VMOV/VZERO/VFILL/VSPLAT), scalar
+  // (LI, SALU, SADDI, NOP); an instruction of another class never pairs
+  typedef enum logic [1:0] {K_OTHER, K_MEM, K_CMP, K_SCA} kind_e;
+
+  function automatic kind_e kind_of(input logic [7:0] op);
+    unique case (op)
+      OP_VLD, OP_VST:                                        return K_MEM;
+      OP_VPU, OP_XLU, OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT: return K_CMP;
+      OP_LI, OP_SALU, OP_SADDI, OP_NOP:                       return K_SCA;
+      default:                                               return K_OTHER;
+    endcase
+  endfunction
+
+  // the scalar ALU (LI, SADDI, SALU): one per slot
+  function automatic logic [31:0] salu(input logic [7:0] op, input logic [7:0] fn,
+                                       input logic [31:0] a, input logic [31:0] b,
+                                       input logic [31:0] imm);
+    if (op == OP_LI)    return imm;
+    if (op == OP_SADDI) return a + imm;
+    unique case (fn)
+      SALU_ADD: return a + b;
+      SALU_SUB: return a - b;
+      SALU_MUL: return a * b;
+      SALU_AND: return a & b;
+      SALU_OR:  return a | b;
+      SALU_XOR: return a ^ b;
+      SALU_SHL: return a << b[4:0];
+      SALU_SHR: return a >> b[4:0];
+      SALU_SRA: return $unsigned($signed(a) >>> b[4:0]);
+      SALU_SLT: return {31'd0, $signed(a) < $signed(b)};
+      default:  return {31'd0, a < b};
+    endcase
+  endfunction
 
   typedef struct packed {
     logic       valid;
@@ -107,7 +159,8 @@ module sxu
   logic [31:0]               trap_pc_q;
   logic [31:0]               cycles_q;
   logic [NUM_PERF-1:0][31:0] perf_q;
-  wb_t  [SLOTS-1:0]          wb_q;
+  wb_t  [SLOTS-1:0]          wb_q;         // port 0 bookings: slot k lands at the end of now+k
+  wb_t  [LSLOTS-1:0]         wl_q;         // port 1 (VLD) bookings, same indexing
   // loop stack: body start, last body pc (signed: may lie outside the program), remaining count
   logic [2:0]                depth_q;
   logic [IMEM_AW-1:0]        lp_start_q [LOOP_DEPTH];
@@ -137,13 +190,6 @@ module sxu
   assign immlo = word[15:0];
   assign sa    = sreg_q[ra];
   assign sb    = sreg_q[rb];
-
-  assign dec_op_o = op;
-  assign dec_fn_o = fn;
-  assign dec_rd_o = rd;
-  assign dec_ra_o = ra;
-  assign dec_rb_o = rb;
-  assign dec_rc_o = rc;
 
   logic [63:0] mask;
   logic        illegal;
@@ -213,6 +259,57 @@ module sxu
   end
 
   // ---------------------------------------------------------------------------------------------
+  // slot 1: the word at pc + 1, decoded as far as a pairable instruction needs (kind_of)
+  logic [IMEM_AW-1:0] pc1;
+  logic [63:0]        word1, mask1;
+  logic [7:0]         op1, fn1;
+  logic [3:0]         rd1, ra1, rb1, rc1;
+  logic [31:0]        imm1, sa1, sb1;
+  logic [15:0]        immhi1, immlo1;
+  kind_e              k0, k1;
+
+  assign pc1    = pc_q + 1'b1;
+  assign word1  = imem_q[pc1];
+  assign op1    = word1[63:56];
+  assign fn1    = word1[55:48];
+  assign rd1    = word1[47:44];
+  assign ra1    = word1[43:40];
+  assign rb1    = word1[39:36];
+  assign rc1    = word1[35:32];
+  assign imm1   = word1[31:0];
+  assign immhi1 = word1[31:16];
+  assign immlo1 = word1[15:0];
+  assign sa1    = sreg_q[ra1];
+  assign sb1    = sreg_q[rb1];
+  assign mask1  = used_mask(op1, fn1);
+  assign k0     = kind_of(op);
+  assign k1     = kind_of(op1);
+
+  logic       is_vpu1, is_xlu1, is_vld1, is_vst1, is_mov1, illegal1;
+  logic       rd_va1, rd_vb1, rd_vc1, wr_vd1, rd_sa1, rd_sb1;
+  logic [3:0] lat1;
+  logic [2:0] src1;
+  assign is_vpu1 = op1 == OP_VPU;
+  assign is_xlu1 = op1 == OP_XLU;
+  assign is_vld1 = op1 == OP_VLD;
+  assign is_vst1 = op1 == OP_VST;
+  assign is_mov1 = op1 inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
+  always_comb begin
+    illegal1 = (mask1 == '0) || ((word1 & ~mask1) != '0);
+    if (is_xlu1 && (fn1 == XLU_BCOL || fn1 == XLU_BROW)) illegal1 |= imm1 >= N;
+    if (is_xlu1 && fn1 == XLU_BSCALAR) illegal1 |= (32'(immhi1) >= N) || (32'(immlo1) >= N);
+    rd_va1 = is_vpu1 | is_xlu1 | (op1 == OP_VMOV);
+    rd_vb1 = (is_vpu1 & mask1[RB_LSB]) | (is_xlu1 & (fn1 == XLU_SHUF)) | is_vst1;
+    rd_vc1 = is_vpu1 & mask1[RC_LSB];
+    wr_vd1 = is_vpu1 | is_xlu1 | is_vld1 | is_mov1;
+    rd_sa1 = op1 inside {OP_SALU, OP_SADDI, OP_VSPLAT, OP_VLD, OP_VST};
+    rd_sb1 = (op1 == OP_SALU) || (is_xlu1 && (fn1 == XLU_ROTS || fn1 == XLU_SROTS));
+    lat1   = is_vpu1 ? vpu_latency(vpu_fn_e'(fn1)) : is_xlu1 ? 4'(XLU_LAT) :
+             is_vld1 ? 4'(VLD_LAT) : 4'(MOV_LAT);
+    src1   = is_vpu1 ? WB_VPU : is_xlu1 ? WB_XLU : WB_MOV;
+  end
+
+  // ---------------------------------------------------------------------------------------------
   // addresses and their checks (signed arithmetic on the full values: nothing wraps)
   logic signed [33:0] addr, maddr_p, maddr_a, t_cnt;
   logic               vmem_oob, psum_oob;
@@ -228,14 +325,26 @@ module sxu
   logic [N*N-1:0][33:0]           eaddr;
   assign ebase = 34'($signed(sb)) + 34'($signed(imm));
   always_comb begin
-    for (int l = 0; l < N*N; l++) begin
-      eaddr[l] = ebase + 34'($signed(va_tile_i[l]));
-      eact[l]  = is_gth || (is_sct && vm_tile_i[l] != '0);
-      eoob[l]  = eact[l] && ($signed(eaddr[l]) < 0 || $signed(eaddr[l]) >= VE);
-      iss_eaddr_o[l] = eaddr[l][31:0];
+    eaddr       = '0;
+    eact        = '0;
+    eoob        = '0;
+    iss_eaddr_o = '0;
+    // only for a gather/scatter (which also keeps the co-simulation from evaluating them always)
+    if (is_gth || is_sct) begin
+      for (int l = 0; l < N*N; l++) begin
+        eaddr[l] = ebase + 34'($signed(va_tile_i[l]));
+        eact[l]  = is_gth || (is_sct && vm_tile_i[l] != '0);
+        eoob[l]  = eact[l] && ($signed(eaddr[l]) < 0 || $signed(eaddr[l]) >= VE);
+        iss_eaddr_o[l] = eaddr[l][31:0];
+      end
     end
   end
   assign iss_emask_o = eact;
+
+  logic signed [33:0] addr1;
+  logic               vmem_oob1;
+  assign addr1     = 34'($signed(sa1)) + 34'($signed(imm1));
+  assign vmem_oob1 = (is_vld1 || is_vst1) && (addr1 < 0 || addr1 >= VT);
 
   always_comb begin
     vmem_oob = 1'b0;
@@ -320,18 +429,29 @@ module sxu
 
   // ---------------------------------------------------------------------------------------------
   // interlocks
-  logic [15:0] pending;  // vector registers with a booked write
-  logic [15:0] unready;  // ... one that lands after this cycle (slot 0's reaches readers by bypass)
-  logic        late_waw; // an earlier write to rd lands after this instruction's write would
+  logic [15:0] pending;   // vector registers with a booked write (either port)
+  logic [15:0] unready;   // ... that lands after this cycle (slot 0's reaches readers by bypass)
+  logic        late_waw;  // an earlier write to rd lands at or after this instruction's would
+  logic        late_waw1; // the same for slot 1's rd1
   always_comb begin
-    pending  = '0;
-    unready  = '0;
-    late_waw = 1'b0;
+    pending   = '0;
+    unready   = '0;
+    late_waw  = 1'b0;
+    late_waw1 = 1'b0;
     for (int k = 0; k < SLOTS; k++) begin
       if (wb_q[k].valid) begin
         pending[wb_q[k].vd] = 1'b1;
         if (k != 0) unready[wb_q[k].vd] = 1'b1;
         if (wb_q[k].vd == rd && k >= int'(lat)) late_waw = 1'b1;
+        if (wb_q[k].vd == rd1 && k >= int'(lat1)) late_waw1 = 1'b1;
+      end
+    end
+    for (int k = 0; k < LSLOTS; k++) begin
+      if (wl_q[k].valid) begin
+        pending[wl_q[k].vd] = 1'b1;
+        if (k != 0) unready[wl_q[k].vd] = 1'b1;
+        if (wl_q[k].vd == rd && k >= int'(lat)) late_waw = 1'b1;
+        if (wl_q[k].vd == rd1 && k >= int'(lat1)) late_waw1 = 1'b1;
       end
     end
   end
@@ -342,9 +462,11 @@ module sxu
   // a scatter: the tile (element div N*N) of any active lane
   always_comb begin
     in_e = 1'b0;
-    for (int l = 0; l < N*N; l++) begin
-      if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo_q &&
-          ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi_q) in_e = own_v_q;
+    if (is_sct && own_v_q) begin
+      for (int l = 0; l < N*N; l++) begin
+        if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo_q &&
+            ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi_q) in_e = 1'b1;
+      end
     end
   end
 
@@ -354,7 +476,8 @@ module sxu
     stall_raw   = (rd_va && unready[ra]) || (rd_vb && unready[rb]) || (rd_vc && unready[rc]) ||
                   (rd_vd && unready[rd]) || (is_pld && in_p);
     stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p) || (is_sct && in_e);
-    stall_unit  = (wr_vd && wb_q[lat].valid) || (is_vpu && !vpu_ready_i) ||
+    stall_unit  = (wr_vd && (is_vld ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
+                  (is_vpu && !vpu_ready_i) ||
                   ((is_mlw || is_mmul) && !mxu_ready_i);
     stall_fence = op == OP_FENCE && !bg_idle;
     stall       = stall_raw || stall_waw || stall_unit || stall_fence;
@@ -378,6 +501,46 @@ module sxu
   assign fire     = run && !pre_trap && !stall;  // the instruction completes this cycle
   assign retire   = fire;
 
+  // ---------------------------------------------------------------------------------------------
+  // dual issue: slot 1 (pc + 1) issues with slot 0 when the two are of different pairable kinds
+  // (one VLD/VST port, one VPU/XLU/move issue, one scalar write port), independent, neither at
+  // the innermost loop's back edge, pc + 1 is not the program's last word (its imem trap stays a
+  // single issue), and slot 1 would issue now without a stall or a trap. Otherwise it issues later
+  // as slot 0, so traps, trap pcs and the order of effects are those of single issue.
+  logic in_v1, dep1, stall1, pair_ok, pair;
+  assign in_v1 = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
+  // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two)
+  assign dep1  = (wr_vd && ((rd_va1 && ra1 == rd) || (rd_vb1 && rb1 == rd) ||
+                            (rd_vc1 && rc1 == rd) || (wr_vd1 && rd1 == rd))) ||
+                 (s_we && ((rd_sa1 && ra1 == rd) || (rd_sb1 && rb1 == rd)));
+  assign stall1 = (rd_va1 && unready[ra1]) || (rd_vb1 && unready[rb1]) ||
+                  (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (is_vst1 && in_v1) ||
+                  (wr_vd1 && (is_vld1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
+                  (is_vpu1 && !vpu_ready_i);
+  assign pair_ok = k0 != K_OTHER && k1 != K_OTHER && k0 != k1 && pc_s + 34'sd2 < 34'(len_q) &&
+                   (depth_q == 0 || (pc_s != top_last && pc_s + 34'sd1 != top_last));
+  assign pair    = fire && pair_ok && !dep1 && !stall1 && !illegal1 && !vmem_oob1;
+
+  // channel A (dec_*, iss_*): the non-memory vector instruction; slot 1's when it is the compute
+  // op of a pair with a memory or scalar slot 0 (a decode-time choice, so the VRF's read ports and
+  // the VPU's ready do not depend on the pairing decision). The memory channel carries the VLD/VST
+  // of slot 0, or of slot 1 next to a compute or scalar slot 0.
+  logic        sel1, mem0, mem1;
+  logic [31:0] a_sa, a_sb, a_imm;
+  assign sel1 = (k0 == K_MEM || k0 == K_SCA) && k1 == K_CMP;
+  assign mem0 = k0 == K_MEM;
+  assign mem1 = !mem0 && k1 == K_MEM && (k0 == K_CMP || k0 == K_SCA);
+  assign dec_op_o = sel1 ? op1 : op;
+  assign dec_fn_o = sel1 ? fn1 : fn;
+  assign dec_rd_o = sel1 ? rd1 : rd;
+  assign dec_ra_o = sel1 ? ra1 : ra;
+  assign dec_rb_o = sel1 ? rb1 : rb;
+  assign dec_rc_o = sel1 ? rc1 : rc;
+  assign dec_rs_o = (mem0 && is_vst) ? rb : (mem1 && is_vst1) ? rb1 : (op == OP_VSCATTER) ? rd : rb;
+  assign a_sa     = sel1 ? sa1 : sa;
+  assign a_sb     = sel1 ? sb1 : sb;
+  assign a_imm    = sel1 ? imm1 : imm;
+
   // scalar results
   logic        s_we;
   logic [31:0] s_res;
@@ -387,29 +550,9 @@ module sxu
     s_we  = 1'b0;
     s_res = '0;
     unique case (op)
-      OP_LI: begin
+      OP_LI, OP_SADDI, OP_SALU: begin
         s_we  = 1'b1;
-        s_res = imm;
-      end
-      OP_SADDI: begin
-        s_we  = 1'b1;
-        s_res = sa + imm;
-      end
-      OP_SALU: begin
-        s_we = 1'b1;
-        unique case (fn)
-          SALU_ADD:  s_res = sa + sb;
-          SALU_SUB:  s_res = sa - sb;
-          SALU_MUL:  s_res = sa * sb;
-          SALU_AND:  s_res = sa & sb;
-          SALU_OR:   s_res = sa | sb;
-          SALU_XOR:  s_res = sa ^ sb;
-          SALU_SHL:  s_res = sa << sb[4:0];
-          SALU_SHR:  s_res = sa >> sb[4:0];
-          SALU_SRA:  s_res = $unsigned($signed(sa) >>> sb[4:0]);
-          SALU_SLT:  s_res = {31'd0, $signed(sa) < $signed(sb)};
-          default:   s_res = {31'd0, sa < sb};
-        endcase
+        s_res = salu(op, fn, sa, sb, imm);
       end
       OP_RDCYCLE: begin
         s_we  = 1'b1;
@@ -427,14 +570,27 @@ module sxu
     endcase
   end
 
+  // slot 1's scalar result (slot 0 is then a memory or compute op: one scalar write per cycle)
+  logic        s_we1;
+  logic [31:0] s_res1;
+  assign s_we1  = op1 inside {OP_LI, OP_SADDI, OP_SALU};
+  assign s_res1 = salu(op1, fn1, sa1, sb1, imm1);
+
   // issue outputs
-  assign iss_valid_o  = fire && is_vec;
-  assign iss_scalar_o = op == OP_VSPLAT ? sa : (is_xlu && (fn == XLU_ROTS || fn == XLU_SROTS)) ? sb : imm;
+  assign iss_valid_o  = sel1 ? pair : fire && is_vec && !is_vld && !is_vst;
+  logic a_rots;
+  assign a_rots       = dec_op_o == OP_XLU && (dec_fn_o == XLU_ROTS || dec_fn_o == XLU_SROTS);
+  assign iss_scalar_o = dec_op_o == OP_VSPLAT ? a_sa : a_rots ? a_sb : a_imm;
   assign iss_addr_o   = is_mmul ? 32'(maddr_p) : 32'(addr);
   assign iss_addr2_o  = 32'(maddr_a);
+  assign mem_valid_o  = (mem0 && fire) || (mem1 && pair);
+  assign mem_st_o     = mem0 ? is_vst : is_vst1;
+  assign mem_addr_o   = mem0 ? 32'(addr) : 32'(addr1);
   assign wb_valid_o   = wb_q[0].valid;
   assign wb_vd_o      = wb_q[0].vd;
   assign wb_src_o     = wb_q[0].src;
+  assign wl_valid_o   = wl_q[0].valid;
+  assign wl_vd_o      = wl_q[0].vd;
 
   // status outputs
   assign running_o    = state_q == S_RUN || state_q == S_DRAIN;
@@ -468,19 +624,27 @@ module sxu
       for (int i = 0; i < 16; i++) sreg_q[i] <= '0;
     end else if (state_q == S_IDLE) begin
       if (sreg_we_i && sreg_waddr_i != 4'd0) sreg_q[sreg_waddr_i] <= sreg_wdata_i;
-    end else if (retire && s_we && rd != 4'd0) begin
-      sreg_q[rd] <= s_res;
+    end else begin
+      if (retire && s_we && rd != 4'd0) sreg_q[rd] <= s_res;
+      if (pair && s_we1 && rd1 != 4'd0) sreg_q[rd1] <= s_res1;
     end
   end
 
-  // write-back slot table: slot k is the write at the end of cycle now+k
+  // write-back slot tables: slot k is the write at the end of cycle now+k. A pair books at most
+  // one write per table (its vector writer is a VLD, which books wl_q, or one compute op).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       wb_q <= '0;
+      wl_q <= '0;
     end else begin
       for (int k = 0; k < SLOTS - 1; k++) wb_q[k] <= wb_q[k+1];
       wb_q[SLOTS-1] <= '0;
-      if (fire && wr_vd) wb_q[lat - 4'd1] <= '{valid: 1'b1, vd: rd, src: src};
+      for (int k = 0; k < LSLOTS - 1; k++) wl_q[k] <= wl_q[k+1];
+      wl_q[LSLOTS-1] <= '0;
+      if (fire && wr_vd && !is_vld) wb_q[lat - 4'd1] <= '{valid: 1'b1, vd: rd, src: src};
+      if (pair && wr_vd1 && !is_vld1) wb_q[lat1 - 4'd1] <= '{valid: 1'b1, vd: rd1, src: src1};
+      if ((fire && is_vld) || (pair && is_vld1))
+        wl_q[VLD_LAT - 1] <= '{valid: 1'b1, vd: is_vld ? rd : rd1, src: WB_VLD};
     end
   end
 
@@ -559,11 +723,13 @@ module sxu
             else if (stall_unit) perf_q[PERF_STALL_UNIT] <= perf_q[PERF_STALL_UNIT] + 32'd1;
             else perf_q[PERF_STALL_FENCE] <= perf_q[PERF_STALL_FENCE] + 32'd1;
           end else begin
-            perf_q[PERF_RETIRED] <= perf_q[PERF_RETIRED] + 32'd1;
-            if (is_vpu) perf_q[PERF_VPU_OPS] <= perf_q[PERF_VPU_OPS] + 32'd1;
-            if (is_xlu) perf_q[PERF_XLU_OPS] <= perf_q[PERF_XLU_OPS] + 32'd1;
-            if (is_vld || is_vst || is_pld || is_pst || (is_mov && op != OP_VSPLAT))
-              perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] + 32'd1;
+            // a pair counts both instructions
+            perf_q[PERF_RETIRED] <= perf_q[PERF_RETIRED] + (pair ? 32'd2 : 32'd1);
+            perf_q[PERF_VPU_OPS] <= perf_q[PERF_VPU_OPS] + 32'(is_vpu) + 32'(pair && is_vpu1);
+            perf_q[PERF_XLU_OPS] <= perf_q[PERF_XLU_OPS] + 32'(is_xlu) + 32'(pair && is_xlu1);
+            perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] +
+                32'(is_vld || is_vst || is_pld || is_pst || (is_mov && op != OP_VSPLAT)) +
+                32'(pair && (is_vld1 || is_vst1 || (is_mov1 && op1 != OP_VSPLAT)));
             if (op == OP_HALT) begin
               state_q <= S_DRAIN;
             end else if (imem_oob) begin
@@ -571,7 +737,7 @@ module sxu
               status_q  <= TRAP_IMEM_OUT_OF_RANGE;
               trap_pc_q <= 32'(pc_q);
             end else begin
-              pc_q <= IMEM_AW'(npc);
+              pc_q <= IMEM_AW'(npc) + IMEM_AW'(pair);  // a pair's slot 0 falls through
             end
             // loop stack
             if (push) begin

@@ -1,7 +1,8 @@
-// tensorcore: one TinyTPU TensorCore. The SXU fetches, decodes and issues; this module is the
-// vector datapath around it: the VRF (operands read combinationally in the issue cycle), VMEM and
-// PSUM (synchronous reads, one cycle), the VPU, the XLU and the MXU, and the single VRF write-back
-// port that the SXU books per result (wb_src selects the producer).
+// tensorcore: one TinyTPU TensorCore. The SXU fetches, decodes and issues (up to two instructions a
+// cycle: a VLD/VST on its memory channel next to a compute or scalar op); this module is the vector
+// datapath around it: the VRF (operands read in the issue cycle, its write-backs bypassed),
+// VMEM and PSUM (synchronous reads, one cycle), the VPU, the XLU and the MXU, and the two VRF
+// write-back ports the SXU books per result (port 0: wb_src selects the producer; port 1: VLD).
 //
 // Load and read ports (used while the core is not running): program words, VMEM and PSUM tiles,
 // scalar registers; VMEM/PSUM reads return data the cycle after the address. ready_o rises
@@ -52,14 +53,14 @@ module tensorcore
   output logic [31:0]               cycles_o,
   output logic [NUM_PERF-1:0][31:0] perf_o
 );
-  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_GTH = 3'd5;
+  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_PLD = 3'd3, WB_GTH = 3'd5;
 
   logic vmem_init, psum_init, running;
 
   // ---------------------------------------------------------------------------------------------
   // SXU
   logic [7:0]         op, fn;
-  logic [3:0]         rd, ra, rb, rc;
+  logic [3:0]         rd, ra, rb, rc, rs;
   logic               iss;
   logic [31:0]        iss_scalar, iss_addr, iss_addr2;
   logic [L-1:0][31:0] iss_eaddr;
@@ -67,7 +68,11 @@ module tensorcore
   logic               wb_valid;
   logic [3:0]         wb_vd;
   logic [2:0]         wb_src;
-  logic [L-1:0][31:0] va, vb, vc, vs;
+  logic               mem_valid, mem_st, wl_valid;
+  logic [31:0]        mem_addr;
+  logic [3:0]         wl_vd;
+  logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
+  logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
   logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
 
   sxu #(
@@ -96,15 +101,21 @@ module tensorcore
     .dec_ra_o     (ra),
     .dec_rb_o     (rb),
     .dec_rc_o     (rc),
+    .dec_rs_o     (rs),
     .iss_valid_o  (iss),
     .iss_scalar_o (iss_scalar),
     .iss_addr_o   (iss_addr),
     .iss_addr2_o  (iss_addr2),
     .iss_eaddr_o  (iss_eaddr),
     .iss_emask_o  (iss_emask),
+    .mem_valid_o  (mem_valid),
+    .mem_st_o     (mem_st),
+    .mem_addr_o   (mem_addr),
     .wb_valid_o   (wb_valid),
     .wb_vd_o      (wb_vd),
     .wb_src_o     (wb_src),
+    .wl_valid_o   (wl_valid),
+    .wl_vd_o      (wl_vd),
     .va_tile_i    (va),
     .vm_tile_i    (vc),
     .vpu_ready_i  (vpu_ready),
@@ -117,36 +128,52 @@ module tensorcore
   assign ready_o   = vmem_init && psum_init && !running;
 
   // ---------------------------------------------------------------------------------------------
-  // VRF: operands in the issue cycle (store data from rb, VSCATTER's from rd), one write-back port
-  logic [L-1:0][31:0] wb_data;
+  // VRF: operands in the issue cycle (port s: store data, the SXU picks the register), write-back
+  // port 0 for every producer but VLD, port 1 for VLD (so a pair's VLD and compute op both land)
+  logic [L-1:0][31:0] wb_data, vmem_rd;  // vmem_rd: VMEM's core read data (VLD's write-back)
   logic               unused_vrf_err;
 
   vrf #(.N(N)) u_vrf (
     .clk_i,
     .rst_ni,
     .ra_addr_i (ra),
-    .ra_data_o (va),
+    .ra_data_o (va_rf),
     .rb_addr_i (rb),
-    .rb_data_o (vb),
+    .rb_data_o (vb_rf),
     .rc_addr_i (rc),
-    .rc_data_o (vc),
-    .rs_addr_i (op == OP_VSCATTER ? rd : rb),
-    .rs_data_o (vs),
+    .rc_data_o (vc_rf),
+    .rs_addr_i (rs),
+    .rs_data_o (vs_rf),
     .we0_i     (wb_valid),
     .waddr0_i  (wb_vd),
     .wdata0_i  (wb_data),
-    .we1_i     (1'b0),
-    .waddr1_i  ('0),
-    .wdata1_i  ('0),
+    .we1_i     (wl_valid),
+    .waddr1_i  (wl_vd),
+    .wdata1_i  (vmem_rd),
     .err_o     (unused_vrf_err)
   );
+
+  // write-through bypass: an operand whose register is written back in this cycle takes the data
+  // being written, so a reader issues in the cycle its operand lands (the SXU's RAW check lets
+  // it); this covers every consumer of the read ports (VPU, XLU, VMOV, VST/PST/VSCATTER data, and
+  // the SXU's VEXTRACT lane, VGATHER/VSCATTER offsets and mask)
+  function automatic logic [L-1:0][31:0] fwd(input logic [3:0] r, input logic [L-1:0][31:0] q);
+    if (wl_valid && wl_vd == r) return vmem_rd;
+    if (wb_valid && wb_vd == r) return wb_data;
+    return q;
+  endfunction
+
+  assign va = fwd(ra, va_rf);
+  assign vb = fwd(rb, vb_rf);
+  assign vc = fwd(rc, vc_rf);
+  assign vs = fwd(rs, vs_rf);
 
   // ---------------------------------------------------------------------------------------------
   // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW/VGATHER/VSCATTER while running, the
   // load ports otherwise
   logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct;
-  assign is_vld  = iss && op == OP_VLD;
-  assign is_vst  = iss && op == OP_VST;
+  assign is_vld  = mem_valid && !mem_st;  // VLD/VST come on the SXU's memory channel
+  assign is_vst  = mem_valid && mem_st;
   assign is_pld  = iss && op == OP_PLD;
   assign is_pst  = iss && op == OP_PST;
   assign is_mlw  = iss && op == OP_MLW;
@@ -154,7 +181,7 @@ module tensorcore
   assign is_gth  = iss && op == OP_VGATHER;
   assign is_sct  = iss && op == OP_VSCATTER;
 
-  logic [L-1:0][31:0] vmem_rd, psum_rd, mxu_vdata;
+  logic [L-1:0][31:0] psum_rd, mxu_vdata;
   logic               mxu_vreq, mxu_pwe, mxu_pacc;
   logic [31:0]        mxu_vaddr, mxu_paddr;
   logic [$clog2(N)-1:0] mxu_prow;
@@ -167,13 +194,13 @@ module tensorcore
     .rst_ni,
     .init_done_o (vmem_init),
     .rd_req_i    (running ? (is_vld || is_mlw || is_gth) : 1'b1),
-    .rd_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .rd_addr_i   (running ? (is_vld ? mem_addr : iss_addr) : 32'(vmem_addr_i)),
     .rd_elem_i   (running && is_gth),
     .rd_eaddr_i  (iss_eaddr),
     .rd_data_o   (vmem_rd),
     .rd_err_o    (mem_errs[0]),
     .wr_req_i    (running ? (is_vst || is_sct) : vmem_we_i),
-    .wr_addr_i   (running ? iss_addr : 32'(vmem_addr_i)),
+    .wr_addr_i   (running ? (is_vst ? mem_addr : iss_addr) : 32'(vmem_addr_i)),
     .wr_elem_i   (running && is_sct),
     .wr_mask_i   (iss_emask),
     .wr_eaddr_i  (iss_eaddr),
@@ -284,7 +311,6 @@ module tensorcore
     unique case (wb_src)
       WB_VPU:  wb_data = vpu_res;
       WB_XLU:  wb_data = xlu_res;
-      WB_VLD:  wb_data = vmem_rd;
       WB_PLD:  wb_data = psum_rd;
       WB_GTH:  wb_data = gth_q;
       default: wb_data = mov_q;

@@ -1,12 +1,13 @@
 // vrf: the vector register file, 16 registers of one N x N tile of 32-bit lanes each (lane
 // [r][c] at bits (r*N+c)*32 +: 32). Four combinational read ports (a, b, c: the VPU operands;
-// s: store data) and two write ports (0 and 1, e.g. the single-cycle and the multi-cycle
-// result paths). Reads are write-through: a read of a register that a port writes in this cycle
-// returns the data being written (port 1's on a conflict), so a reader can issue in the cycle
-// its operand's write-back lands. Register numbers are 4-bit instruction fields, so they cannot be out of range; the check this
-// file makes is the write conflict: both ports writing one register in a cycle is an error
-// (err_o the next cycle) and port 1 (the younger result) wins. Reset clears every register.
-// Latency: reads 0 cycles, writes visible to reads in the same cycle (bypass) and stored at its end.
+// s: store data) and two write ports (in the TensorCore: 0 for every producer but VLD, 1 for
+// VLD, so a dual-issued load and compute op can land in one cycle). Reads see the registers
+// before this cycle's writes (no internal bypass: the TensorCore forwards the write-back data to
+// its operands itself). Register numbers are 4-bit instruction fields, so they cannot be out of
+// range; the check this file makes is the write conflict: both ports writing one register in a
+// cycle is an error (err_o the next cycle) and port 1 (the younger result) wins. Reset clears
+// every register.
+// Latency: reads 0 cycles, writes visible the next cycle.
 module vrf
   import tinytpu_pkg::*;
 #(
@@ -45,15 +46,8 @@ module vrf
     end
   end
 
-  // write-through read: the stored register unless a port writes it in this cycle
-  function automatic logic [N*N*32-1:0] read(input logic [3:0] addr);
-    if (we1_i && waddr1_i == addr) return wdata1_i;
-    if (we0_i && waddr0_i == addr) return wdata0_i;
-    return reg_q[addr];
-  endfunction
-
-  assign ra_data_o = read(ra_addr_i);
-  assign rb_data_o = read(rb_addr_i);
-  assign rc_data_o = read(rc_addr_i);
-  assign rs_data_o = read(rs_addr_i);
+  assign ra_data_o = reg_q[ra_addr_i];
+  assign rb_data_o = reg_q[rb_addr_i];
+  assign rc_data_o = reg_q[rc_addr_i];
+  assign rs_data_o = reg_q[rs_addr_i];
 endmodule

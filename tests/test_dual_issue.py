@@ -1,7 +1,13 @@
-"""Issue timing of the SXU (doc/core.md, Interlocks): the VRF's write-through bypass (a reader issues
-in the cycle its operand is written) on every read port, and the rules that still stall (WAW, a busy
-write-back slot). Every program's results are checked against the golden model; the cycle counts
-are exact and computed by hand from the rules, never taken from the RTL.
+"""Issue timing of the SXU (doc/core.md, Interlocks and Dual issue): the VRF's write-through bypass (a
+reader issues in the cycle its operand is written) on every read port, the rules that still stall (WAW,
+a busy write-back slot), and dual issue (slot 1 = pc + 1 issues with slot 0 when they are a memory op
+VLD/VST, a compute op VPU/XLU/VMOV/VZERO/VFILL/VSPLAT or a scalar op LI/SALU/SADDI/NOP of two different
+kinds, independent, away from the innermost loop's back edge, and slot 1 neither stalls nor traps).
+
+Every program's results (and the `retired` count) are checked against the golden model. Cycle counts
+are exact and computed by hand from the rules, never taken from the RTL; the cycles in which a pair
+issued come from the co-sim's per-cycle events (profiler: a cycle retiring 2 instructions, at the pc
+of its slot 0).
 
 Cycle accounting: instructions issue from cycle 0; a write issued in cycle t with latency L lands at
 the end of cycle t+L; after HALT issues in cycle h the core drains until no write is booked, so a
@@ -9,7 +15,7 @@ program whose last write lands by the end of cycle h takes h + 2 cycles."""
 import numpy as np
 import pytest
 
-from tinytpu import asm, bundle, cosim
+from tinytpu import asm, bundle, cosim, isa, profile
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -26,13 +32,20 @@ def tiles(k: int, base: int = 0, lo: int = -1000, hi: int = 1000) -> str:
   return "".join(f".vmem {base + i} " + " ".join(str(v) for v in RNG.integers(lo, hi, N * N)) + "\n" for i in range(k))
 
 
-def check(tasm: str) -> bundle.Result:
+def run(tasm: str, patch: dict[int, int] | None = None) -> tuple[bundle.Result, list[int]]:
+  """RTL result (checked against golden) and the pcs of slot 0 of every pair that issued."""
   b = asm.assemble_bundle(tasm, DEFAULT)
-  rtl, gold = cosim.run_bundle(bundle.write(b), DEFAULT), interp.run(b)
+  for pc, w in (patch or {}).items(): b.program[pc] = w
+  rtl, ev = profile.capture(bundle.write(b), DEFAULT)
+  gold = interp.run(b)
   diffs = bundle.diff_results(rtl, gold)
   assert not diffs, "RTL != golden:\n  " + "\n  ".join(diffs)
   assert rtl.perf["retired"] == gold.perf["retired"]
-  return rtl
+  return rtl, sorted(int(pc) for pc in ev.pc[ev.col("retired") == 2])
+
+
+def check(tasm: str) -> bundle.Result:
+  return run(tasm)[0]
 
 
 def stalls(r: bundle.Result) -> tuple[int, int, int]:
@@ -108,8 +121,9 @@ def test_bypass_every_read_port():
   HALT
 {tiles(3)}.vmem 4 {" ".join(str(v) for v in RNG.permutation(N * N))}
 """ + DUMP + ".dump psum 0 1\n")
-  # 14 instructions back to back (VGATHER's latency 2: its reader waits one cycle)
-  assert r.cycles == 14 + 1 + 2 and stalls(r) == (1, 0, 0)
+  # 14 instructions back to back (VGATHER's latency 2: its reader waits one cycle), the XSHUF
+  # paired with the independent VLD v6 after it: HALT issues at 14
+  assert r.cycles == 14 + 2 and stalls(r) == (1, 0, 0)
 
 
 def test_waw_still_waits():
@@ -138,3 +152,126 @@ def test_busy_write_back_slot_still_waits():
   HALT
 """ + tiles(2) + DUMP)
   assert r.cycles == 9 and stalls(r) == (0, 0, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# dual issue: where the rules allow a pair
+def stream_add(tiles_: int) -> str:
+  """c = a + b over tiles, software-pipelined: VLD a_i; VADD c_(i-1); VLD b_i; VST c_(i-2)."""
+  ops = []
+  for i in range(tiles_ + 2):
+    if i < tiles_: ops.append(f"VLD v{i % 4}, [s0 + {i}]")
+    if 1 <= i <= tiles_: ops.append(f"VADD v{8 + (i - 1) % 4}, v{(i - 1) % 4}, v{4 + (i - 1) % 4}")
+    if i < tiles_: ops.append(f"VLD v{4 + i % 4}, [s0 + {64 + i}]")
+    if i >= 2: ops.append(f"VST v{8 + (i - 2) % 4}, [s0 + {128 + i - 2}]")
+  return "\n".join("  " + o for o in ops) + f"\n  HALT\n{tiles(tiles_)}{tiles(tiles_, 64)}.dump vmem 128 {tiles_}\n.run 10000\n"
+
+
+def test_pairs_add_stream():
+  # VLD a0 0, VLD b0 1, then tile i >= 1 starts with VLD a_(i+1) paired with VADD c_i (the VADD
+  # reads b_i in the cycle it lands), then VLD b, then VST (three memory ops: 3 cycles a tile).
+  # Tile 16's VADD pairs with VST c14 at 46, VST c15 47, HALT 48: 50 cycles for 64 instructions
+  # (single issue with the bypass: 66)
+  r, pairs = run(stream_add(16))
+  assert r.cycles == 50 and r.perf["retired"] == 65 and stalls(r) == (0, 0, 0)
+  assert len(pairs) == 16
+
+
+def test_pairs_relu_and_copy():
+  ops = ["VLD v0, [s0 + 0]", "VLD v1, [s0 + 1]", "VRELU v8, v0", "VLD v2, [s0 + 2]", "VRELU v9, v1",
+         "VST v8, [s0 + 8]", "VLD v3, [s0 + 3]", "VRELU v10, v2", "VST v9, [s0 + 9]", "VRELU v11, v3",
+         "VST v10, [s0 + 10]", "VST v11, [s0 + 11]", "HALT"]
+  # 0 VLD v0 | 1 VLD v1 + VRELU v8 | 2 VLD v2 + VRELU v9 | 3 VST v8 | 4 VLD v3 + VRELU v10 |
+  # 5 VST v9 + VRELU v11 | 6 VST v10 | 7 VST v11 | 8 HALT
+  r, pairs = run("\n".join("  " + o for o in ops) + "\n" + tiles(4) + DUMP)
+  assert r.cycles == 10 and pairs == [1, 3, 6, 8] and stalls(r) == (0, 0, 0)
+  # a copy is memory ops only: nothing pairs
+  ops = [f"VLD v{i}, [s0 + {i}]\n  VST v{i}, [s0 + {8 + i}]" for i in range(4)]
+  r, pairs = run("  " + "\n  ".join(ops) + "\n  HALT\n" + tiles(4) + DUMP)
+  assert r.cycles == 10 and pairs == []
+
+
+def test_pair_kinds_either_order():
+  # M+C, C+M, M+S, S+M, C+S, S+C, each independent; slot 1 may write what slot 0 reads (SADDI s1
+  # after the VLD based on s1: the VLD uses the old s1)
+  r, pairs = run("""
+  VLD v1, [s1 + 0]
+  SADDI s1, s1, 1
+  VADD v2, v3, v4
+  VST v5, [s0 + 2]
+  LI s2, 7
+  VFILL v6, 3
+  VSPLAT v7, s3
+  VLD v8, [s0 + 3]
+  SMUL s4, s5, s6
+  VST v6, [s0 + 4]
+  VZERO v9
+  NOP
+  VST v9, [s0 + 5]
+  HALT
+.sreg 1 1
+.sreg 3 -5
+.sreg 5 6
+.sreg 6 -7
+""" + tiles(4) + DUMP)
+  # six pairs in cycles 0..5 (pcs 0, 2, .., 10), the VST alone at 6 (HALT never pairs), HALT at 7
+  assert pairs == [0, 2, 4, 6, 8, 10] and r.cycles == 9 and r.perf["retired"] == 14
+
+
+# ---------------------------------------------------------------------------------------------
+# dual issue: where the rules forbid it
+def test_no_pair_on_a_dependence():
+  # vector RAW (VADD reads the VLD's v1, the VST the VADD's v2): 0, 1, 2, HALT 3
+  r, pairs = run("  VLD v1, [s0 + 0]\n  VADD v2, v1, v1\n  VST v2, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
+  assert pairs == [] and r.cycles == 5
+  # the same without the dependences: VLD + VADD at 0, VST 1, HALT 2
+  r, pairs = run("  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\n  VST v4, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
+  assert pairs == [0] and r.cycles == 4
+  # scalar RAW (the VLD's base is the LI's s1); the independent LI of s2 pairs
+  r, pairs = run("  LI s1, 2\n  VLD v1, [s1 + 0]\n  VST v1, [s0 + 5]\n  HALT\n" + tiles(3) + DUMP)
+  assert pairs == [] and r.cycles == 5
+  r, pairs = run("  LI s2, 2\n  VLD v1, [s1 + 0]\n  VST v1, [s0 + 5]\n  HALT\n" + tiles(3) + DUMP)
+  assert pairs == [0] and r.cycles == 4
+  # WAW inside the pair (both write v1): VLD 0, VZERO 1, VST 2 (reads the VZERO's v1), HALT 3
+  r, pairs = run("  VLD v1, [s0 + 0]\n  VZERO v1\n  VST v1, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
+  assert pairs == [] and r.cycles == 5
+
+
+def test_no_pair_of_one_kind():
+  # two memory, two compute, two scalar ops: one per cycle
+  for body in ("VLD v1, [s0 + 0]\n  VST v2, [s0 + 1]", "VADD v1, v2, v3\n  XROT v4, v5, 1",
+               "LI s1, 1\n  SADD s2, s3, s4", "VMOV v1, v2\n  VFILL v3, 9"):
+    r, pairs = run(f"  {body}\n  HALT\n" + tiles(2) + DUMP)
+    assert pairs == [] and r.cycles == 4, body
+
+
+def test_no_pair_with_a_trapping_slot_1():
+  # slot 1 out of VMEM: the VADD issues alone at 0, the VLD traps at 1 with its own pc
+  r, pairs = run("  VADD v1, v2, v3\n  VLD v4, [s0 + 5000]\n  HALT\n" + DUMP)
+  assert (r.trap, r.pc, pairs, r.perf["retired"]) == ("vmem_out_of_range", 1, [], 1)
+  # slot 1 an illegal word of a pairable opcode (VPU, undefined function): traps at pc 1
+  bad = (isa.OP["VPU"] << 56) | (0xFF << 48)
+  r, pairs = run("  LI s1, 5\n  NOP\n  HALT\n" + DUMP, patch={1: bad})
+  assert (r.trap, r.pc, pairs, r.perf["retired"]) == ("illegal_instruction", 1, [], 1)
+  # the program's last word never pairs (its imem trap has slot 1's pc)
+  r, pairs = run("  VADD v1, v2, v3\n  VST v1, [s0 + 0]\n" + DUMP)
+  assert (r.trap, r.pc, pairs) == ("imem_out_of_range", 1, [])
+
+
+def test_loop_back_edge_stays_single():
+  # body VLD; VADD (pc 1, 2): the VADD is the back edge, so nothing pairs: LOOPI 0, 3 x 2, HALT 7
+  r, pairs = run("  LOOPI 3, end\n  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\nend: HALT\n" + tiles(1) + DUMP)
+  assert pairs == [] and r.cycles == 9
+  # body VLD; VADD; NOP: the VLD + VADD pair every iteration, the NOP is the back edge alone
+  r, pairs = run("  LOOPI 3, end\n  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\n  NOP\nend: HALT\n" + tiles(1) + DUMP)
+  assert pairs == [1, 1, 1] and r.cycles == 9 and r.perf["retired"] == 11
+
+
+def test_no_pair_with_a_store_into_an_mxu_tile():
+  # the VST of the pair VADD + VST writes a VMEM tile the MMUL is reading: it waits for the MXU
+  prog = "  MLW [s0 + 0]\n  MMUL [s0 + 0], [s0 + 1], 4, 0\n  VADD v1, v2, v3\n  VST v4, [s0 + {}]\n  HALT\n"
+  data = tiles(5) + DUMP + ".dump psum 0 1\n"
+  r, pairs = run(prog.format(2) + data)
+  assert pairs == [] and r.perf["stall_waw"] > 0
+  r, pairs = run(prog.format(8) + data)
+  assert pairs == [2] and r.perf["stall_waw"] == 0

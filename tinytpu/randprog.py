@@ -38,6 +38,7 @@ SINK = 15
 VW, PW = 16, 16    # the VMEM / PSUM tiles programs touch (PSUM capped by the configuration)
 MAX_T = 8
 LENGTH = 120       # static program words, roughly
+PAIR_BEFORE_MEM = ("vpu", "xlu", "vmov", "vzero", "vfill", "vsplat", "salu", "li", "saddi", "nop")
 M32 = 0xFFFFFFFF
 
 FP_SPECIAL = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7FA00000,
@@ -296,6 +297,15 @@ class _Gen:
     if f == "nop": return [Op([self.w("NOP")], "nop")]
     return [self.gather_op(f)]
 
+  def pair_mem(self) -> list:
+    """A VLD/VST at an absolute address (no scalar dependence) right after a compute or scalar op:
+    the SXU may issue the two together; without this such pairs are rare (a load or store mostly
+    follows the LI of its base or the op making its data)."""
+    r = self.rng
+    f = "vld" if r.random() < .5 else "vst"
+    regs = {"vd": self.v()} if f == "vld" else {"vs": self.v()}
+    return [Op([self.w(f.upper(), addr=int(r.integers(0, VW)), addr_base=0, **regs)], f)]
+
   def xlu(self) -> int:
     r, N, mn = self.rng, self.N, str(self.rng.choice(XLU))
     vals = {"vd": self.v(), "va": self.v()}
@@ -371,6 +381,8 @@ class _Gen:
     for _ in range(n):
       if depth and self.nwords > self.length + 16: break
       items = self.item(depth, mult)
+      if isinstance(items[-1], Op) and items[-1].tag in PAIR_BEFORE_MEM and self.rng.random() < .25:
+        items += self.pair_mem()
       self.nwords += sum(len(i.words) if isinstance(i, Op) else 1 for i in items if not isinstance(i, Loop))
       out += items
     return out
