@@ -30,7 +30,7 @@ BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
 NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
 # dual issue (doc/core.md): one VMEM tile access, one vector compute op and one scalar op; two
 # instructions of different classes issue together
-DUAL = False
+DUAL = True
 PAIR_CLASS = {"VLD": "mem", "VST": "mem", **{m: "vec" for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")},
               "VMOV": "vec", "VZERO": "vec", "VFILL": "vec", "NOP": "scalar", "LI": "scalar", "SADDI": "scalar",
               **{m: "scalar" for m, i in isa.BY_MNEMONIC.items() if i.group == isa.BY_MNEMONIC["SADD"].group and i.op == isa.BY_MNEMONIC["SADD"].op}}

@@ -28,7 +28,8 @@
 // issues up to two instructions per cycle when nothing stalls; taken branches and loop back-edges
 // cost no cycle. A vector write issued in cycle t with latency L is written at the end of cycle
 // t+L and a reader of it issues in cycle t+L (write-through): dependent single-cycle ops run back
-// to back. pc_o is slot 0's pc; it advances by 2 after a pair.
+// to back. pc_o is slot 0's pc; it advances by 2 after a pair. HALT finishes in its own cycle when
+// the MXU is idle and no vector write lands later; otherwise the core drains first.
 module sxu
   import tinytpu_pkg::*;
 #(
@@ -731,7 +732,8 @@ module sxu
                 32'(is_vld || is_vst || is_pld || is_pst || (is_mov && op != OP_VSPLAT)) +
                 32'(pair && (is_vld1 || is_vst1 || (is_mov1 && op1 != OP_VSPLAT)));
             if (op == OP_HALT) begin
-              state_q <= S_DRAIN;
+              // done at once when nothing lands after this cycle (this cycle's writes complete at its end)
+              state_q <= (mxu_idle_i && unready == '0) ? S_DONE : S_DRAIN;
             end else if (imem_oob) begin
               state_q   <= S_DRAIN;
               status_q  <= TRAP_IMEM_OUT_OF_RANGE;

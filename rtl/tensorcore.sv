@@ -5,9 +5,9 @@
 // write-back ports the SXU books per result (port 0: wb_src selects the producer; port 1: VLD).
 //
 // Load and read ports (used while the core is not running): program words, VMEM and PSUM tiles,
-// scalar registers; VMEM/PSUM reads return data the cycle after the address. ready_o rises
-// after reset once the VMEM/PSUM clearing sweeps are done (not counted in cycles) and while the
-// core is idle or done; start_i runs the program from pc 0.
+// scalar registers; VMEM/PSUM reads return data the cycle after the address. ready_o is high
+// from the first cycle after reset (VMEM/PSUM read zero until written) while the core is idle or
+// done; start_i runs the program from pc 0.
 // Latency: VLD/PLD/VMOV/VZERO/VFILL/VSPLAT/XLU results are written 1 cycle after issue, VPU
 // results after vpu_latency(fn), VGATHER results after 2 (VMEM's core read port gathers the
 // elements in the issue cycle, then one register stage); VST/PST/VSCATTER write in the issue

@@ -10,8 +10,8 @@ issued come from the co-sim's per-cycle events (profiler: a cycle retiring 2 ins
 of its slot 0).
 
 Cycle accounting: instructions issue from cycle 0; a write issued in cycle t with latency L lands at
-the end of cycle t+L; after HALT issues in cycle h the core drains until no write is booked, so a
-program whose last write lands by the end of cycle h takes h + 2 cycles."""
+the end of cycle t+L; HALT issued in cycle h ends the run at once when no write lands after cycle h
+(cycles = h + 1), else the core drains until the last one has landed."""
 import numpy as np
 import pytest
 
@@ -66,7 +66,7 @@ def test_bypass_chain_of_single_cycle_ops():
   VST v3, [s0 + 2]
   HALT
 """ + tiles(2) + DUMP)
-  assert r.cycles == 6 and stalls(r) == (0, 0, 0)
+  assert r.cycles == 5 and stalls(r) == (0, 0, 0)
 
 
 def test_bypass_multi_cycle_op_at_distance_l():
@@ -79,7 +79,7 @@ def test_bypass_multi_cycle_op_at_distance_l():
   VST v4, [s0 + 2]
   HALT
 """ + tiles(2) + DUMP)
-  assert r.cycles == 10 and stalls(r) == (3, 0, 0)
+  assert r.cycles == 9 and stalls(r) == (3, 0, 0)
 
 
 def test_bypass_reader_exactly_l_later_does_not_stall():
@@ -97,7 +97,7 @@ def test_bypass_reader_exactly_l_later_does_not_stall():
   VST v4, [s0 + 2]
   HALT
 """ + tiles(2) + DUMP)
-  assert r.cycles == 11 and stalls(r) == (0, 0, 0)
+  assert r.cycles == 10 and stalls(r) == (0, 0, 0)
 
 
 def test_bypass_every_read_port():
@@ -123,7 +123,7 @@ def test_bypass_every_read_port():
 """ + DUMP + ".dump psum 0 1\n")
   # 14 instructions back to back (VGATHER's latency 2: its reader waits one cycle), the XSHUF
   # paired with the independent VLD v6 after it: HALT issues at 14
-  assert r.cycles == 14 + 2 and stalls(r) == (1, 0, 0)
+  assert r.cycles == 14 + 1 and stalls(r) == (1, 0, 0)
 
 
 def test_waw_still_waits():
@@ -137,7 +137,7 @@ def test_waw_still_waits():
   VST v1, [s0 + 2]
   HALT
 """ + tiles(2) + DUMP)
-  assert r.cycles == 10 and stalls(r) == (0, 3, 0)
+  assert r.cycles == 9 and stalls(r) == (0, 3, 0)
 
 
 def test_busy_write_back_slot_still_waits():
@@ -151,7 +151,7 @@ def test_busy_write_back_slot_still_waits():
   VXOR v7, v2, v3
   HALT
 """ + tiles(2) + DUMP)
-  assert r.cycles == 9 and stalls(r) == (0, 0, 1)
+  assert r.cycles == 8 and stalls(r) == (0, 0, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,10 +170,10 @@ def stream_add(tiles_: int) -> str:
 def test_pairs_add_stream():
   # VLD a0 0, VLD b0 1, then tile i >= 1 starts with VLD a_(i+1) paired with VADD c_i (the VADD
   # reads b_i in the cycle it lands), then VLD b, then VST (three memory ops: 3 cycles a tile).
-  # Tile 16's VADD pairs with VST c14 at 46, VST c15 47, HALT 48: 50 cycles for 64 instructions
+  # Tile 16's VADD pairs with VST c14 at 46, VST c15 47, HALT 48: 49 cycles for 64 instructions
   # (single issue with the bypass: 66)
   r, pairs = run(stream_add(16))
-  assert r.cycles == 50 and r.perf["retired"] == 65 and stalls(r) == (0, 0, 0)
+  assert r.cycles == 49 and r.perf["retired"] == 65 and stalls(r) == (0, 0, 0)
   assert len(pairs) == 16
 
 
@@ -184,11 +184,11 @@ def test_pairs_relu_and_copy():
   # 0 VLD v0 | 1 VLD v1 + VRELU v8 | 2 VLD v2 + VRELU v9 | 3 VST v8 | 4 VLD v3 + VRELU v10 |
   # 5 VST v9 + VRELU v11 | 6 VST v10 | 7 VST v11 | 8 HALT
   r, pairs = run("\n".join("  " + o for o in ops) + "\n" + tiles(4) + DUMP)
-  assert r.cycles == 10 and pairs == [1, 3, 6, 8] and stalls(r) == (0, 0, 0)
+  assert r.cycles == 9 and pairs == [1, 3, 6, 8] and stalls(r) == (0, 0, 0)
   # a copy is memory ops only: nothing pairs
   ops = [f"VLD v{i}, [s0 + {i}]\n  VST v{i}, [s0 + {8 + i}]" for i in range(4)]
   r, pairs = run("  " + "\n  ".join(ops) + "\n  HALT\n" + tiles(4) + DUMP)
-  assert r.cycles == 10 and pairs == []
+  assert r.cycles == 9 and pairs == []
 
 
 def test_pair_kinds_either_order():
@@ -215,7 +215,7 @@ def test_pair_kinds_either_order():
 .sreg 6 -7
 """ + tiles(4) + DUMP)
   # six pairs in cycles 0..5 (pcs 0, 2, .., 10), the VST alone at 6 (HALT never pairs), HALT at 7
-  assert pairs == [0, 2, 4, 6, 8, 10] and r.cycles == 9 and r.perf["retired"] == 14
+  assert pairs == [0, 2, 4, 6, 8, 10] and r.cycles == 8 and r.perf["retired"] == 14
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,18 +223,18 @@ def test_pair_kinds_either_order():
 def test_no_pair_on_a_dependence():
   # vector RAW (VADD reads the VLD's v1, the VST the VADD's v2): 0, 1, 2, HALT 3
   r, pairs = run("  VLD v1, [s0 + 0]\n  VADD v2, v1, v1\n  VST v2, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
-  assert pairs == [] and r.cycles == 5
+  assert pairs == [] and r.cycles == 4
   # the same without the dependences: VLD + VADD at 0, VST 1, HALT 2
   r, pairs = run("  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\n  VST v4, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
-  assert pairs == [0] and r.cycles == 4
+  assert pairs == [0] and r.cycles == 3
   # scalar RAW (the VLD's base is the LI's s1); the independent LI of s2 pairs
   r, pairs = run("  LI s1, 2\n  VLD v1, [s1 + 0]\n  VST v1, [s0 + 5]\n  HALT\n" + tiles(3) + DUMP)
-  assert pairs == [] and r.cycles == 5
+  assert pairs == [] and r.cycles == 4
   r, pairs = run("  LI s2, 2\n  VLD v1, [s1 + 0]\n  VST v1, [s0 + 5]\n  HALT\n" + tiles(3) + DUMP)
-  assert pairs == [0] and r.cycles == 4
+  assert pairs == [0] and r.cycles == 3
   # WAW inside the pair (both write v1): VLD 0, VZERO 1, VST 2 (reads the VZERO's v1), HALT 3
   r, pairs = run("  VLD v1, [s0 + 0]\n  VZERO v1\n  VST v1, [s0 + 1]\n  HALT\n" + tiles(1) + DUMP)
-  assert pairs == [] and r.cycles == 5
+  assert pairs == [] and r.cycles == 4
 
 
 def test_no_pair_of_one_kind():
@@ -242,7 +242,7 @@ def test_no_pair_of_one_kind():
   for body in ("VLD v1, [s0 + 0]\n  VST v2, [s0 + 1]", "VADD v1, v2, v3\n  XROT v4, v5, 1",
                "LI s1, 1\n  SADD s2, s3, s4", "VMOV v1, v2\n  VFILL v3, 9"):
     r, pairs = run(f"  {body}\n  HALT\n" + tiles(2) + DUMP)
-    assert pairs == [] and r.cycles == 4, body
+    assert pairs == [] and r.cycles == 3, body
 
 
 def test_no_pair_with_a_trapping_slot_1():
@@ -261,10 +261,10 @@ def test_no_pair_with_a_trapping_slot_1():
 def test_loop_back_edge_stays_single():
   # body VLD; VADD (pc 1, 2): the VADD is the back edge, so nothing pairs: LOOPI 0, 3 x 2, HALT 7
   r, pairs = run("  LOOPI 3, end\n  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\nend: HALT\n" + tiles(1) + DUMP)
-  assert pairs == [] and r.cycles == 9
+  assert pairs == [] and r.cycles == 8
   # body VLD; VADD; NOP: the VLD + VADD pair every iteration, the NOP is the back edge alone
   r, pairs = run("  LOOPI 3, end\n  VLD v1, [s0 + 0]\n  VADD v2, v3, v3\n  NOP\nend: HALT\n" + tiles(1) + DUMP)
-  assert pairs == [1, 1, 1] and r.cycles == 9 and r.perf["retired"] == 11
+  assert pairs == [1, 1, 1] and r.cycles == 8 and r.perf["retired"] == 11
 
 
 def test_no_pair_with_a_store_into_an_mxu_tile():

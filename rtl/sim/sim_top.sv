@@ -120,7 +120,7 @@ module sim_top
       sreg_we_q <= 1'b0;
       start_q   <= 1'b0;
       unique case (state_q)
-        S_INIT: if (core_ready) state_q <= S_LOAD;  // the core's clearing sweep is over
+        S_INIT: if (core_ready) state_q <= S_LOAD;  // the core is ready (the cycle after reset)
         S_LOAD: begin
           int k;
           k = tt_load_next();

@@ -59,7 +59,7 @@ class ProgramAgent(uvm_component):
 
 
 class RetireMonitor(uvm_monitor):
-  """Publishes the pc of every instruction the SXU completes (its issue stage fires)."""
+  """Publishes the pc of every instruction the SXU completes (its issue stage fires; a pair: both)."""
   def __init__(self, name, parent, dut):
     super().__init__(name, parent)
     self.dut = dut
@@ -71,6 +71,7 @@ class RetireMonitor(uvm_monitor):
       await RisingEdge(self.dut.clk_i)
       if int(sxu.fire.value):
         self.ap.write(int(sxu.pc_q.value))
+        if int(sxu.pair.value): self.ap.write(int(sxu.pc_q.value) + 1)  # dual issue: slot 1 at pc + 1
 
 
 class CoreScoreboard(uvm_component):

@@ -2,7 +2,7 @@
 is one cycle of traffic on all ports, VMEM element gather/scatter included); its monitor also
 samples the outputs, and a cycle-exact scoreboard checks them against a plain numpy model:
 VMEM/PSUM reads see the memory before the same cycle's writes and arrive one cycle later; VRF
-reads are combinational and write-through (a port writing the register this cycle wins);
+reads are combinational and see the registers before the same cycle's writes;
 out-of-range accesses raise err and do not write; a reset (seen on rst_ni, also in the middle of
 a test) makes the whole memory read zero again from the first cycle after it."""
 from __future__ import annotations
@@ -136,9 +136,8 @@ class MemScoreboard(kit.Scoreboard):
         self.cover(name, a, good, c)
         if self.cov: self.cov.hit("row_x_acc", (getattr(c, f"{name}_row"), getattr(c, f"{name}_acc")))
       exp[f"{name}_err"] = int(bool(getattr(c, f"{name}_req")) and not good)
-    for name, *_ in self.s.get("comb_reads", []):  # VRF: write-through, the last port writing the register wins
-      a = getattr(c, f"{name}_addr")
-      self.check(c, {f"{name}_data": next((w[2] for w in reversed(writes) if w[0] == a), self.mem[a])})
+    for name, *_ in self.s.get("comb_reads", []):  # VRF: plain reads (the TensorCore bypasses same-cycle writes)
+      self.check(c, {f"{name}_data": self.mem[getattr(c, f"{name}_addr")].copy()})
     if self.unit == "vrf":
       conflict = c.w0_req and c.w1_req and c.w0_addr == c.w1_addr
       exp["err"] = int(bool(conflict))
