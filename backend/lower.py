@@ -207,7 +207,7 @@ class Lowering:
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
-    self.loops: list[list] = []  # open reduce loops: [range, end label, var sreg, position of its LI, {c: sreg = c * var}]
+    self.loops: list[list] = []  # open reduce loops: [range, end label, var sreg, position of its LI, {c: sreg = c * var}, step, copy]
     self.red = None
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
@@ -419,16 +419,23 @@ class Lowering:
     return (buf, _cint(idx.src[1])) if buf.op is Ops.BUFFER and len(idx.src) == 2 else None
 
   def find_unrolled(self):
-    """Innermost reduce loops of at most UNROLL_REDUCE steps whose copies stay within the budget."""
+    """Innermost reduce loops of at most UNROLL_REDUCE steps whose copies stay within the budget are
+    unrolled; longer ones run U steps per iteration (U dividing the extent) so that the long-latency
+    work of several steps is in flight at once."""
     self.unrolled: dict[UOp, int] = {}  # range -> position of its END
+    self.partial: dict[UOp, tuple[int, int]] = {}  # longer ones: range -> (position of its END, copies per iteration)
     pos = {u: i for i, u in enumerate(self.uops)}
     for end in self.uops:
       if end.op is not Ops.END or (rng := end.src[1]) not in pos or rng in self.lane_ranges or rng in self.skip \
           or rng in self.lane_reduces or (R := _cint(rng.src[0])) is None:
         continue
       body = self.uops[pos[rng] + 1:pos[end]]
-      if R <= UNROLL_REDUCE and R * len(body) <= UNROLL_BUDGET // 4 and not any(u.op is Ops.RANGE for u in body):
+      if any(u.op is Ops.RANGE for u in body):
+        continue
+      if R <= UNROLL_REDUCE and R * len(body) <= UNROLL_BUDGET // 4:
         self.unrolled[rng] = pos[end]
+      elif (U := next((U for U in (8, 4, 2) if R % U == 0 and U * len(body) <= UNROLL_BUDGET // 4), None)) is not None:
+        self.partial[rng] = (pos[end], U)
 
   def find_lane_reduces(self):
     """Full reductions (one output element) whose reduce loop can run across the lanes: L elements
@@ -787,6 +794,8 @@ class Lowering:
         j = self.lower_lane_reduce(j, dies)
       elif self.uops[j] in self.unrolled:
         j = self.lower_unrolled(j, dies)
+      elif self.uops[j] in self.partial:
+        j = self.lower_partial(j, dies)
       else:
         self.lower_at(j, dies)
         j += 1
@@ -826,6 +835,26 @@ class Lowering:
       self.vals[rng] = Const(i, dtypes.int32)
       for k in range(j + 1, e):
         self.lower_at(k, dies)
+    self.lower_at(e, dies)
+    return e + 1
+
+  def lower_partial(self, j: int, dies: dict[int, list[UOp]]) -> int:
+    """A long reduce loop with U copies of its body per iteration, in the loop's order: copy c has
+    r = var + c (addresses fold c in; the loop variable and its induction registers step by U)."""
+    rng = self.uops[j]
+    e, U = self.partial[rng]
+    self.lower_at(j, dies)
+    lp, steps = self.loops[-1], []
+    for c in range(U):
+      lp[6] = c
+      if c:
+        steps.append(r := self.sreg("unrolled step", temp=False))
+        self.ins("SADDI", f"s{r}", f"s{lp[2]}", c)
+      self.vals[rng] = SReg(steps[-1] if c else lp[2])
+      for k in range(j + 1, e):
+        self.lower_at(k, dies)
+    for r in steps:
+      self.release(r)
     self.lower_at(e, dies)
     return e + 1
 
@@ -1017,8 +1046,8 @@ class Lowering:
         return "elem", idx, f"[s0 + {buf.base + form[1]}]"
       if len(form[2]) == 1 and form[2][0][0] == 1:
         return "elem", idx, f"[s{self.scalar_expr(form[2][0][1])} + {buf.base + form[1]}]"
-      if len(form[2]) == 1 and (reg := self.induction(*form[2][0])) is not None:
-        return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
+      if len(form[2]) == 1 and (ind := self.induction(*form[2][0])) is not None:
+        return "elem", idx, f"[s{ind[0]} + {buf.base + form[1] + ind[1]}]"
       reg = self.sreg("gather base")
       self.ins("LI", f"s{reg}", 0)
       for c, t in form[2]:
@@ -1035,8 +1064,9 @@ class Lowering:
       idx = safe
     return "elem", idx, f"[s0 + {buf.base}]"
 
-  def induction(self, c: int, r: UOp) -> int | None:
-    """A register holding c * r for an open reduce loop's r: set before the loop, stepped at its end."""
+  def induction(self, c: int, r: UOp) -> tuple[int, int] | None:
+    """(register, immediate) with c * r = register + immediate for an open reduce loop's r: the
+    register (c * the loop variable) is set before the loop and stepped at its end."""
     for i, lp in enumerate(self.loops):
       if lp[0] is r:
         if c not in lp[4]:
@@ -1044,7 +1074,7 @@ class Lowering:
           self.code.insert(lp[3] + 1, ("ins", "LI", f"s{reg}", 0))
           for inner in self.loops[i + 1:]:
             inner[3] += 1
-        return lp[4][c]
+        return lp[4][c], c * lp[6]
     return None
 
   def lane_affine(self, co: dict) -> VT:
@@ -1100,8 +1130,9 @@ class Lowering:
       end = self.label()
       start = len(self.code)
       self.ins("LI", f"s{var}", 0)
+      step = self.partial[u][1] if u in self.partial else 1
       if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
-        n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg)
+        n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg) // step
         if n > LOOPI_MAX:
           c = self.sreg("loop count")
           self.ins("LI", f"s{c}", n)
@@ -1110,7 +1141,7 @@ class Lowering:
           self.ins("LOOPI", n, end)
       else:
         self.ins("LOOP", f"s{self.scalar_expr(ext)}", end)
-      self.loops.append([u, end, var, start, {}])
+      self.loops.append([u, end, var, start, {}, step, 0])
       self.vals[u] = SReg(var)
       return
     if op is Ops.END:
@@ -1119,11 +1150,11 @@ class Lowering:
         return
       if not self.loops or self.loops[-1][0] is not rng:
         raise unsupported(u, "END of a range that is not the innermost open loop")
-      _, end, var, _, derived = self.loops.pop()
+      _, end, var, _, derived, step, _ = self.loops.pop()
       for c, r in derived.items():
-        self.ins("SADDI", f"s{r}", f"s{r}", c)
+        self.ins("SADDI", f"s{r}", f"s{r}", c * step)
         self.release(r)
-      self.ins("SADDI", f"s{var}", f"s{var}", 1)
+      self.ins("SADDI", f"s{var}", f"s{var}", step)
       self.code.append(("label", end))
       self.release(var)
       return

@@ -193,8 +193,9 @@ def test_full_reductions(n):
 
 
 # axis reductions: short reduce loops are unrolled (the step folded into gather offsets), long ones
-# loop with a strided induction register; rows and columns, ints and floats
-@pytest.mark.parametrize("shape", [(8, 8), (5, 17), (3, 40), (20, 3)])
+# run several steps per iteration (20, 40) or loop step by step (17), with strided induction
+# registers; rows and columns, ints and floats
+@pytest.mark.parametrize("shape", [(8, 8), (5, 17), (3, 40), (20, 3), (40, 3)])
 @pytest.mark.parametrize("axis", [0, 1])
 def test_axis_reductions(shape, axis):
   a = rng.integers(-1000, 1000, shape).astype(np.int32)
