@@ -732,24 +732,26 @@ class Lowering:
       self.ins("VSPLAT", g0, f"s{self.s_g0}")
       self.ins("VADD", g0, g0, self.iota)
     self.written: set[int] = set()
+    g = g0
+    self.in_body = True  # constants used in here are filled once, in front of the lane loop
     for c in range(U):  # U copies of the body per iteration: tile s_t + c
       self.t_off = c
-      self.g = g0
-      if c:
-        self.g = VT("g")
-        self.ins("VADD", self.g, g0, self.tile(Const(c * L, dtypes.int32), dtypes.int32))
+      if c:  # each copy's lanes from the previous copy's: one constant (L) for all of them
+        g, prev = VT("g"), g
+        self.ins("VADD", g, prev, self.tile(Const(L, dtypes.int32), dtypes.int32))
+      self.g = g
       if self.symbolic:
         lim = VT("glim")
         self.ins("VSPLAT", lim, f"s{self.s_G}")
         self.ins("VSUB", lim, lim, self.ones)
         self.ins("VMIN", self.g, self.g, lim)
       elif self.G % L and (looping or c == U - 1):
-        g = VT("g")
-        self.ins("VMIN", g, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
+        clamped = VT("g")
+        self.ins("VMIN", clamped, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
         if any(d.in_psum for d in self.dots):  # PSUM results differ past G: scatters write the real lanes only
           self.valid = VT("valid")
           self.ins("VCMPLT", self.valid, self.g, self.tile(Const(self.G, dtypes.int32), dtypes.int32))
-        self.g = g
+        self.g = clamped
       self.lower_body()
       self.valid = None
     if looping:
@@ -784,7 +786,6 @@ class Lowering:
     dies: dict[int, list[UOp]] = {}
     for u, j in last_use.items():
       dies.setdefault(j, []).append(u)
-    self.in_body = True
     self.zeroed: dict[VT, tuple] = {}  # register accumulators last filled with 0 -> that VFILL
     self.red = None  # inside a lane-parallel reduce: (range, tile pointer reg, tile offset, lane mask or None)
     self.affine: dict[tuple, VT] = {}  # lane_affine's tiles of this copy
@@ -799,7 +800,6 @@ class Lowering:
       else:
         self.lower_at(j, dies)
         j += 1
-    self.in_body = False
     if self.loops:
       raise unsupported(self.loops[-1][0], "a loop without END")
 
