@@ -142,8 +142,9 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
     if DUAL and best.pair:  # the next instruction issues with it when its class differs and it is ready
       mates = [n for n in pending[:WINDOW] if n.pair and n.pair != best.pair and all(p in done for p in n.preds)
                and ready(n) <= cycle and len(live) + grows(n) <= limit]
-      if mates:
-        commit(min(mates, key=lambda n: (-n.height, n.pos)), cycle)
+      if mates:  # of the class with the most instructions left (the scarce pairings), then the longest path
+        left_by = collections.Counter(n.pair for n in pending)
+        commit(min(mates, key=lambda n: (-left_by[n.pair], -n.height, n.pos)), cycle)
     cycle += 1
   return out
 

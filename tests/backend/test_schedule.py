@@ -101,6 +101,15 @@ def test_schedule_pairs_loads_and_stores():
   assert cycles(("VST", b, "[s0 + 0]"), ("VST", c, "[s0 + 1]")) == [(0, "VST"), (1, "VST")]
   # a store of the loaded register waits for it (no bypass inside a pair)
   assert cycles(("VLD", a, "[s0 + 0]"), ("VST", a, "[s0 + 1]")) == [(0, "VLD"), (1, "VST")]
+  # relu over 4 tiles: the stores are the class with the most left, so the VLD at 3 takes a store
+  # as its mate rather than a VRELU: VLD | VLD + VRELU | VLD + VRELU | VLD + VST | VRELU + VST |
+  # VRELU + VST | VST (the longest path alone would leave two stores unpaired: 8 cycles)
+  code = []
+  for t in range(4):
+    x, y = lower.VT("x"), lower.VT("y")
+    code += [("VLD", x, f"[s0 + {t}]"), ("VRELU", y, x), ("VST", y, f"[s0 + {4 + t}]")]
+  got = cycles(*code)
+  assert max(c for c, _ in got) == 6 and len({c for c, _ in got}) == 7, got
 
 
 def _acc_block(rng: np.random.Generator) -> list[tuple]:
