@@ -28,10 +28,11 @@ BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
   "HALT", "FENCE", "NOP", "LOOP", "LOOPI", "LBREAK", "JMP", "RDCYCLE", "RDPERF", "PLD", "PST"} | {
   m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)}
 NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
-# dual issue (doc/core.md): one VMEM tile access, one vector compute op and one scalar op; two
-# instructions of different classes issue together
+# dual issue (doc/core.md): one VMEM tile read, one VMEM tile write, one vector compute op and one
+# scalar op; two instructions of different classes issue together (a store then a load of the same
+# tile never does: the memory dependence below keeps them a cycle apart)
 DUAL = True
-PAIR_CLASS = {"VLD": "mem", "VST": "mem", **{m: "vec" for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")},
+PAIR_CLASS = {"VLD": "load", "VST": "store", **{m: "vec" for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")},
               "VMOV": "vec", "VZERO": "vec", "VFILL": "vec", "NOP": "scalar", "LI": "scalar", "SADDI": "scalar",
               **{m: "scalar" for m, i in isa.BY_MNEMONIC.items() if i.group == isa.BY_MNEMONIC["SADD"].group and i.op == isa.BY_MNEMONIC["SADD"].op}}
 STORES = ("VST", "VSCATTER")
@@ -73,7 +74,8 @@ def _conflict(a, b) -> bool:
   return a[1] is None or b[1] is None or a[1] != b[1] or a[2] == b[2]
 
 
-def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) -> list[tuple]:
+def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) -> list[tuple[int, tuple]]:
+  """The block in its new order, each instruction with the cycle the model issues it in."""
   nodes = [_Node(i, c, vt) for i, c in enumerate(code)]
   raw = lambda p: p.latency + 1 - BYPASS
   last: dict = {}     # register -> its last writer
@@ -92,9 +94,11 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
       if (p := last.get(r)) is not None:
         dep(p, max(1, p.latency - n.latency + 1))
     if n.mem:
+      # a store after a load of its tile may issue with it (VMEM's read port returns the old data in
+      # the cycle of a write); a load after a store, or two stores, a cycle apart
       for p in stores + (loads if n.mem[0] else []):
         if _conflict(p.mem, n.mem):
-          dep(p, 1)
+          dep(p, 1 if p.mem[0] else 0)
       (stores if n.mem[0] else loads).append(n)
     for r in list(n.vuse) + [("s", x) for x in n.suse]:
       readers.setdefault(r, []).append(n)
@@ -122,7 +126,7 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
     issue[n] = at
     done.add(n)
     pending.remove(n)
-    out.append(n.c)
+    out.append((at, n.c))
     for v in n.vuse:
       left[v] -= 1
       if left[v] == 0 and v not in escapes:
@@ -138,8 +142,9 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
     if DUAL and best.pair:  # the next instruction issues with it when its class differs and it is ready
       mates = [n for n in pending[:WINDOW] if n.pair and n.pair != best.pair and all(p in done for p in n.preds)
                and ready(n) <= cycle and len(live) + grows(n) <= limit]
-      if mates:
-        commit(min(mates, key=lambda n: (-n.height, n.pos)), cycle)
+      if mates:  # of the class with the most instructions left (the scarce pairings), then the longest path
+        left_by = collections.Counter(n.pair for n in pending)
+        commit(min(mates, key=lambda n: (-left_by[n.pair], -n.height, n.pos)), cycle)
     cycle += 1
   return out
 
@@ -150,7 +155,7 @@ def schedule(code: list[tuple], vt: type, regs: int) -> list[tuple]:
   uses = collections.Counter(o for c in code if c[0] == "ins" for o in _Node.reads(c, vt))
   out, block = [], []
   def flush():
-    out.extend(_block(block, vt, uses, regs) if len(block) > 1 else block)
+    out.extend([c for _, c in _block(block, vt, uses, regs)] if len(block) > 1 else block)
     block.clear()
   for c in code:
     if c[0] == "ins" and c[1] not in BARRIERS:

@@ -4,13 +4,17 @@
 // them to the vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
 //
 // Dual issue (doc/core.md): slot 0 is the instruction at pc; slot 1 (pc + 1) issues in the same
-// cycle when slot 0 issues and the two are of different kinds among memory (VLD, VST), compute
-// (VPU, XLU, VMOV, VZERO, VFILL, VSPLAT) and scalar (LI, SALU, SADDI, NOP), slot 1 neither reads
-// nor rewrites a register slot 0 writes, neither is the innermost loop's last body word, pc + 1 is
-// not the program's last word, and slot 1 would issue now without a stall or a trap. Otherwise
-// slot 1 issues later as slot 0, so traps, trap pcs and ordering are those of single issue. Issue
+// cycle when slot 0 issues and the two are of different kinds among load (VLD), store (VST),
+// compute (VPU, XLU, VMOV, VZERO, VFILL, VSPLAT) and scalar (LI, SALU, SADDI, NOP), a VST + VLD
+// pair accesses two different tiles (the VLD must see the store; a VLD + VST of one tile reads the
+// old data, as VMEM's read and write ports do in one cycle), slot 1 neither reads nor rewrites a
+// register slot 0 writes, neither is the innermost loop's last body word, pc + 1 is not the
+// program's last word, and slot 1 would issue now without a stall or a trap. Otherwise slot 1
+// issues later as slot 0, so traps, trap pcs and ordering are those of single issue. Issue
 // channels: A (dec_*, iss_*) carries every vector instruction but VLD/VST (a pair's compute op),
-// the memory channel (mem_*) a VLD/VST of either slot; a second scalar ALU serves slot 1.
+// the load channel (ld_*) a VLD and the store channel (st_*) a VST of either slot, so a pair's
+// VLD and VST reach VMEM's read and write ports in the same cycle; a second scalar ALU serves
+// slot 1.
 //
 // Interlocks: every instruction that writes a vector register books a VRF write-back port for the
 // cycle its result arrives (VLD: port 1, table wl_q; every other producer: port 0, table wb_q); a
@@ -80,10 +84,11 @@ module sxu
   output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src
   output logic [N*N-1:0][31:0]      iss_eaddr_o,   // VGATHER/VSCATTER: checked element addresses
   output logic [N*N-1:0]            iss_emask_o,   // VSCATTER: active lanes (vm != 0)
-  // issue of a VLD/VST (from either slot: the memory port of a pair)
-  output logic                      mem_valid_o,
-  output logic                      mem_st_o,      // a VST (data on VRF port s), else a VLD
-  output logic [31:0]               mem_addr_o,    // checked tile address
+  // issue of a VLD and of a VST (each from either slot: a pair may carry one of each)
+  output logic                      ld_valid_o,
+  output logic [31:0]               ld_addr_o,     // checked tile address
+  output logic                      st_valid_o,    // the data is on VRF port s
+  output logic [31:0]               st_addr_o,     // checked tile address
   // VRF write-backs booked for the end of this cycle: port 0 every producer but VLD, port 1 VLD
   output logic                      wb_valid_o,
   output logic [3:0]                wb_vd_o,
@@ -109,13 +114,14 @@ module sxu
   localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
-  // pairing classes: memory (VLD, VST), compute (VPU, XLU, VMOV/VZERO/VFILL/VSPLAT), scalar
+  // pairing classes: load (VLD), store (VST), compute (VPU, XLU, VMOV/VZERO/VFILL/VSPLAT), scalar
   // (LI, SALU, SADDI, NOP); an instruction of another class never pairs
-  typedef enum logic [1:0] {K_OTHER, K_MEM, K_CMP, K_SCA} kind_e;
+  typedef enum logic [2:0] {K_OTHER, K_LD, K_ST, K_CMP, K_SCA} kind_e;
 
   function automatic kind_e kind_of(input logic [7:0] op);
     unique case (op)
-      OP_VLD, OP_VST:                                        return K_MEM;
+      OP_VLD:                                                return K_LD;
+      OP_VST:                                                return K_ST;
       OP_VPU, OP_XLU, OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT: return K_CMP;
       OP_LI, OP_SALU, OP_SADDI, OP_NOP:                       return K_SCA;
       default:                                               return K_OTHER;
@@ -504,16 +510,19 @@ module sxu
 
   // ---------------------------------------------------------------------------------------------
   // dual issue: slot 1 (pc + 1) issues with slot 0 when the two are of different pairable kinds
-  // (one VLD/VST port, one VPU/XLU/move issue, one scalar write port), independent, neither at
-  // the innermost loop's back edge, pc + 1 is not the program's last word (its imem trap stays a
-  // single issue), and slot 1 would issue now without a stall or a trap. Otherwise it issues later
-  // as slot 0, so traps, trap pcs and the order of effects are those of single issue.
+  // (one VMEM read, one VMEM write, one VPU/XLU/move issue, one scalar write port), independent
+  // (a VST then a VLD of the same tile is a dependence through VMEM), neither at the innermost
+  // loop's back edge, pc + 1 is not the program's last word (its imem trap stays a single issue),
+  // and slot 1 would issue now without a stall or a trap. Otherwise it issues later as slot 0, so
+  // traps, trap pcs and the order of effects are those of single issue.
   logic in_v1, dep1, stall1, pair_ok, pair;
   assign in_v1 = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
-  // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two)
+  // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two), or loads
+  // the tile slot 0 stores (VMEM's read port returns the old data in the cycle of the write)
   assign dep1  = (wr_vd && ((rd_va1 && ra1 == rd) || (rd_vb1 && rb1 == rd) ||
                             (rd_vc1 && rc1 == rd) || (wr_vd1 && rd1 == rd))) ||
-                 (s_we && ((rd_sa1 && ra1 == rd) || (rd_sb1 && rb1 == rd)));
+                 (s_we && ((rd_sa1 && ra1 == rd) || (rd_sb1 && rb1 == rd))) ||
+                 (is_vst && is_vld1 && addr1 == addr);
   assign stall1 = (rd_va1 && unready[ra1]) || (rd_vb1 && unready[rb1]) ||
                   (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (is_vst1 && in_v1) ||
                   (wr_vd1 && (is_vld1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
@@ -523,21 +532,22 @@ module sxu
   assign pair    = fire && pair_ok && !dep1 && !stall1 && !illegal1 && !vmem_oob1;
 
   // channel A (dec_*, iss_*): the non-memory vector instruction; slot 1's when it is the compute
-  // op of a pair with a memory or scalar slot 0 (a decode-time choice, so the VRF's read ports and
-  // the VPU's ready do not depend on the pairing decision). The memory channel carries the VLD/VST
-  // of slot 0, or of slot 1 next to a compute or scalar slot 0.
-  logic        sel1, mem0, mem1;
+  // op of a pair with a load, store or scalar slot 0 (a decode-time choice, so the VRF's read
+  // ports and the VPU's ready do not depend on the pairing decision). The load channel carries the
+  // VLD of slot 0, or of slot 1 next to a pairable slot 0 that is no VLD; the store channel the
+  // same for a VST (its data register on port s is chosen the same way).
+  logic        sel1, ld1, st1;
   logic [31:0] a_sa, a_sb, a_imm;
-  assign sel1 = (k0 == K_MEM || k0 == K_SCA) && k1 == K_CMP;
-  assign mem0 = k0 == K_MEM;
-  assign mem1 = !mem0 && k1 == K_MEM && (k0 == K_CMP || k0 == K_SCA);
+  assign sel1 = (k0 == K_LD || k0 == K_ST || k0 == K_SCA) && k1 == K_CMP;
+  assign ld1  = k1 == K_LD && k0 != K_LD && k0 != K_OTHER;
+  assign st1  = k1 == K_ST && k0 != K_ST && k0 != K_OTHER;
   assign dec_op_o = sel1 ? op1 : op;
   assign dec_fn_o = sel1 ? fn1 : fn;
   assign dec_rd_o = sel1 ? rd1 : rd;
   assign dec_ra_o = sel1 ? ra1 : ra;
   assign dec_rb_o = sel1 ? rb1 : rb;
   assign dec_rc_o = sel1 ? rc1 : rc;
-  assign dec_rs_o = (mem0 && is_vst) ? rb : (mem1 && is_vst1) ? rb1 : (op == OP_VSCATTER) ? rd : rb;
+  assign dec_rs_o = is_vst ? rb : st1 ? rb1 : (op == OP_VSCATTER) ? rd : rb;
   assign a_sa     = sel1 ? sa1 : sa;
   assign a_sb     = sel1 ? sb1 : sb;
   assign a_imm    = sel1 ? imm1 : imm;
@@ -584,9 +594,10 @@ module sxu
   assign iss_scalar_o = dec_op_o == OP_VSPLAT ? a_sa : a_rots ? a_sb : a_imm;
   assign iss_addr_o   = is_mmul ? 32'(maddr_p) : 32'(addr);
   assign iss_addr2_o  = 32'(maddr_a);
-  assign mem_valid_o  = (mem0 && fire) || (mem1 && pair);
-  assign mem_st_o     = mem0 ? is_vst : is_vst1;
-  assign mem_addr_o   = mem0 ? 32'(addr) : 32'(addr1);
+  assign ld_valid_o   = (is_vld && fire) || (ld1 && pair);
+  assign ld_addr_o    = is_vld ? 32'(addr) : 32'(addr1);
+  assign st_valid_o   = (is_vst && fire) || (st1 && pair);
+  assign st_addr_o    = is_vst ? 32'(addr) : 32'(addr1);
   assign wb_valid_o   = wb_q[0].valid;
   assign wb_vd_o      = wb_q[0].vd;
   assign wb_src_o     = wb_q[0].src;

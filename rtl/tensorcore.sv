@@ -1,6 +1,6 @@
 // tensorcore: one TinyTPU TensorCore. The SXU fetches, decodes and issues (up to two instructions a
-// cycle: a VLD/VST on its memory channel next to a compute or scalar op); this module is the vector
-// datapath around it: the VRF (operands read in the issue cycle, its write-backs bypassed),
+// cycle: a VLD on its load channel, a VST on its store channel, a compute op on channel A, a
+// scalar op, any two of different kinds); this module is the vector datapath around it: the VRF (operands read in the issue cycle, its write-backs bypassed),
 // VMEM and PSUM (synchronous reads, one cycle), the VPU, the XLU and the MXU, and the two VRF
 // write-back ports the SXU books per result (port 0: wb_src selects the producer; port 1: VLD).
 //
@@ -68,8 +68,8 @@ module tensorcore
   logic               wb_valid;
   logic [3:0]         wb_vd;
   logic [2:0]         wb_src;
-  logic               mem_valid, mem_st, wl_valid;
-  logic [31:0]        mem_addr;
+  logic               ld_valid, st_valid, wl_valid;
+  logic [31:0]        ld_addr, st_addr;
   logic [3:0]         wl_vd;
   logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
   logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
@@ -108,9 +108,10 @@ module tensorcore
     .iss_addr2_o  (iss_addr2),
     .iss_eaddr_o  (iss_eaddr),
     .iss_emask_o  (iss_emask),
-    .mem_valid_o  (mem_valid),
-    .mem_st_o     (mem_st),
-    .mem_addr_o   (mem_addr),
+    .ld_valid_o   (ld_valid),
+    .ld_addr_o    (ld_addr),
+    .st_valid_o   (st_valid),
+    .st_addr_o    (st_addr),
     .wb_valid_o   (wb_valid),
     .wb_vd_o      (wb_vd),
     .wb_src_o     (wb_src),
@@ -170,10 +171,11 @@ module tensorcore
 
   // ---------------------------------------------------------------------------------------------
   // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW/VGATHER/VSCATTER while running, the
-  // load ports otherwise
+  // load ports otherwise. A pair's VLD and VST use VMEM's read and write port in the same cycle
+  // (the same tile: the VLD reads the old data, as sequential order wants)
   logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct;
-  assign is_vld  = mem_valid && !mem_st;  // VLD/VST come on the SXU's memory channel
-  assign is_vst  = mem_valid && mem_st;
+  assign is_vld  = ld_valid;  // VLD/VST come on the SXU's load and store channels
+  assign is_vst  = st_valid;
   assign is_pld  = iss && op == OP_PLD;
   assign is_pst  = iss && op == OP_PST;
   assign is_mlw  = iss && op == OP_MLW;
@@ -194,13 +196,13 @@ module tensorcore
     .rst_ni,
     .init_done_o (vmem_init),
     .rd_req_i    (running ? (is_vld || is_mlw || is_gth) : 1'b1),
-    .rd_addr_i   (running ? (is_vld ? mem_addr : iss_addr) : 32'(vmem_addr_i)),
+    .rd_addr_i   (running ? (is_vld ? ld_addr : iss_addr) : 32'(vmem_addr_i)),
     .rd_elem_i   (running && is_gth),
     .rd_eaddr_i  (iss_eaddr),
     .rd_data_o   (vmem_rd),
     .rd_err_o    (mem_errs[0]),
     .wr_req_i    (running ? (is_vst || is_sct) : vmem_we_i),
-    .wr_addr_i   (running ? (is_vst ? mem_addr : iss_addr) : 32'(vmem_addr_i)),
+    .wr_addr_i   (running ? (is_vst ? st_addr : iss_addr) : 32'(vmem_addr_i)),
     .wr_elem_i   (running && is_sct),
     .wr_mask_i   (iss_emask),
     .wr_eaddr_i  (iss_eaddr),

@@ -1,8 +1,10 @@
 """Issue timing of the SXU (doc/core.md, Interlocks and Dual issue): the VRF's write-through bypass (a
 reader issues in the cycle its operand is written) on every read port, the rules that still stall (WAW,
-a busy write-back slot), and dual issue (slot 1 = pc + 1 issues with slot 0 when they are a memory op
-VLD/VST, a compute op VPU/XLU/VMOV/VZERO/VFILL/VSPLAT or a scalar op LI/SALU/SADDI/NOP of two different
-kinds, independent, away from the innermost loop's back edge, and slot 1 neither stalls nor traps).
+a busy write-back slot), and dual issue (slot 1 = pc + 1 issues with slot 0 when they are a load VLD, a
+store VST, a compute op VPU/XLU/VMOV/VZERO/VFILL/VSPLAT or a scalar op LI/SALU/SADDI/NOP of two different
+kinds, independent (a VST then a VLD of the same tile is a dependence; a VLD then a VST of one tile is
+not: the VLD reads the old data), away from the innermost loop's back edge, and slot 1 neither stalls
+nor traps).
 
 Every program's results (and the `retired` count) are checked against the golden model. Cycle counts
 are exact and computed by hand from the rules, never taken from the RTL; the cycles in which a pair
@@ -122,8 +124,9 @@ def test_bypass_every_read_port():
 {tiles(3)}.vmem 4 {" ".join(str(v) for v in RNG.permutation(N * N))}
 """ + DUMP + ".dump psum 0 1\n")
   # 14 instructions back to back (VGATHER's latency 2: its reader waits one cycle), the XSHUF
-  # paired with the independent VLD v6 after it: HALT issues at 14
-  assert r.cycles == 14 + 1 and stalls(r) == (1, 0, 0)
+  # paired with the independent VLD v6 after it and the VST v7 with the VLD v8 of another tile
+  # after it: HALT issues at 13
+  assert r.cycles == 13 + 1 and stalls(r) == (1, 0, 0)
 
 
 def test_waw_still_waits():
@@ -168,27 +171,29 @@ def stream_add(tiles_: int) -> str:
 
 
 def test_pairs_add_stream():
-  # VLD a0 0, VLD b0 1, then tile i >= 1 starts with VLD a_(i+1) paired with VADD c_i (the VADD
-  # reads b_i in the cycle it lands), then VLD b, then VST (three memory ops: 3 cycles a tile).
-  # Tile 16's VADD pairs with VST c14 at 46, VST c15 47, HALT 48: 49 cycles for 64 instructions
-  # (single issue with the bypass: 66)
+  # VLD a0 0, VLD b0 1, VLD a1 + VADD c0 2 (the VADD reads b0 in the cycle it lands), VLD b1 3
+  # (the next is VLD a2: one kind). From tile 2 on, tile i takes 2 cycles: VLD a_i + VADD c_(i-1)
+  # at 2i, VLD b_i + VST c_(i-2) at 2i + 1 (a load and a store of different tiles), so tile 15
+  # ends at 31; VADD c15 + VST c14 32, VST c15 33, HALT 34: 35 cycles for 64 instructions, 30
+  # pairs (single issue with the bypass: 66; before a VLD and a VST could pair: 49)
   r, pairs = run(stream_add(16))
-  assert r.cycles == 49 and r.perf["retired"] == 65 and stalls(r) == (0, 0, 0)
-  assert len(pairs) == 16
+  assert r.cycles == 35 and r.perf["retired"] == 65 and stalls(r) == (0, 0, 0)
+  assert len(pairs) == 30
 
 
 def test_pairs_relu_and_copy():
   ops = ["VLD v0, [s0 + 0]", "VLD v1, [s0 + 1]", "VRELU v8, v0", "VLD v2, [s0 + 2]", "VRELU v9, v1",
          "VST v8, [s0 + 8]", "VLD v3, [s0 + 3]", "VRELU v10, v2", "VST v9, [s0 + 9]", "VRELU v11, v3",
          "VST v10, [s0 + 10]", "VST v11, [s0 + 11]", "HALT"]
-  # 0 VLD v0 | 1 VLD v1 + VRELU v8 | 2 VLD v2 + VRELU v9 | 3 VST v8 | 4 VLD v3 + VRELU v10 |
-  # 5 VST v9 + VRELU v11 | 6 VST v10 | 7 VST v11 | 8 HALT
+  # 0 VLD v0 | 1 VLD v1 + VRELU v8 | 2 VLD v2 + VRELU v9 | 3 VST v8 + VLD v3 | 4 VRELU v10 + VST v9
+  # | 5 VRELU v11 + VST v10 (the store reads v10 the cycle it lands) | 6 VST v11 | 7 HALT
   r, pairs = run("\n".join("  " + o for o in ops) + "\n" + tiles(4) + DUMP)
-  assert r.cycles == 9 and pairs == [1, 3, 6, 8] and stalls(r) == (0, 0, 0)
-  # a copy is memory ops only: nothing pairs
+  assert r.cycles == 8 and pairs == [1, 3, 5, 7, 9] and stalls(r) == (0, 0, 0)
+  # a copy VLD v_i; VST v_i: each VST pairs with the next tile's VLD (0 VLD v0 | 1 VST v0 + VLD v1
+  # | 2 VST v1 + VLD v2 | 3 VST v2 + VLD v3 | 4 VST v3 | 5 HALT); a VLD and its own VST never do
   ops = [f"VLD v{i}, [s0 + {i}]\n  VST v{i}, [s0 + {8 + i}]" for i in range(4)]
   r, pairs = run("  " + "\n  ".join(ops) + "\n  HALT\n" + tiles(4) + DUMP)
-  assert r.cycles == 9 and pairs == []
+  assert r.cycles == 6 and pairs == [1, 3, 5]
 
 
 def test_pair_kinds_either_order():
@@ -238,8 +243,9 @@ def test_no_pair_on_a_dependence():
 
 
 def test_no_pair_of_one_kind():
-  # two memory, two compute, two scalar ops: one per cycle
-  for body in ("VLD v1, [s0 + 0]\n  VST v2, [s0 + 1]", "VADD v1, v2, v3\n  XROT v4, v5, 1",
+  # two loads, two stores, two compute, two scalar ops: one per cycle
+  for body in ("VLD v1, [s0 + 0]\n  VLD v2, [s0 + 1]", "VST v1, [s0 + 0]\n  VST v2, [s0 + 1]",
+               "VADD v1, v2, v3\n  XROT v4, v5, 1",
                "LI s1, 1\n  SADD s2, s3, s4", "VMOV v1, v2\n  VFILL v3, 9"):
     r, pairs = run(f"  {body}\n  HALT\n" + tiles(2) + DUMP)
     assert pairs == [] and r.cycles == 3, body
@@ -253,6 +259,10 @@ def test_no_pair_with_a_trapping_slot_1():
   bad = (isa.OP["VPU"] << 56) | (0xFF << 48)
   r, pairs = run("  LI s1, 5\n  NOP\n  HALT\n" + DUMP, patch={1: bad})
   assert (r.trap, r.pc, pairs, r.perf["retired"]) == ("illegal_instruction", 1, [], 1)
+  # a store in slot 1 out of VMEM after a VLD, a load out of VMEM after a VST: slot 0 alone at 0
+  for body in ("VLD v1, [s0 + 0]\n  VST v2, [s0 + 5000]", "VST v1, [s0 + 0]\n  VLD v2, [s0 + 5000]"):
+    r, pairs = run(f"  {body}\n  HALT\n" + tiles(1) + DUMP)
+    assert (r.trap, r.pc, pairs, r.perf["retired"]) == ("vmem_out_of_range", 1, [], 1), body
   # the program's last word never pairs (its imem trap has slot 1's pc)
   r, pairs = run("  VADD v1, v2, v3\n  VST v1, [s0 + 0]\n" + DUMP)
   assert (r.trap, r.pc, pairs) == ("imem_out_of_range", 1, [])
@@ -275,3 +285,41 @@ def test_no_pair_with_a_store_into_an_mxu_tile():
   assert pairs == [] and r.perf["stall_waw"] > 0
   r, pairs = run(prog.format(8) + data)
   assert pairs == [2] and r.perf["stall_waw"] == 0
+  # the same with a VLD in slot 0 (a load and a store)
+  prog = "  MLW [s0 + 0]\n  MMUL [s0 + 0], [s0 + 1], 4, 0\n  VLD v1, [s0 + 9]\n  VST v4, [s0 + {}]\n  HALT\n"
+  r, pairs = run(prog.format(3) + data)
+  assert pairs == [] and r.perf["stall_waw"] > 0
+  r, pairs = run(prog.format(8) + data)
+  assert pairs == [2] and r.perf["stall_waw"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# dual issue of a load and a store: VMEM's read and write ports in one cycle
+def test_pair_load_then_store():
+  # different tiles: VLD + VST at 0, HALT 1 (the VLD lands at the end of 1)
+  r, pairs = run("  VLD v1, [s0 + 0]\n  VST v2, [s0 + 1]\n  HALT\n" + tiles(2) + DUMP)
+  assert pairs == [0] and r.cycles == 2
+  # the same tile: VLD v2 0, VLD v1 + VST v2 of tile 0 at 1 (the VLD reads the old tile 0, the
+  # store data v2 lands in that cycle), VST v1 2, HALT 3
+  src = tiles(3)
+  r, pairs = run("  VLD v2, [s0 + 2]\n  VLD v1, [s0 + 0]\n  VST v2, [s0 + 0]\n  VST v1, [s0 + 1]\n  HALT\n" + src + DUMP)
+  assert pairs == [1] and r.cycles == 4 and stalls(r) == (0, 0, 0)
+  old = {int(ln.split()[1]): [int(x) for x in ln.split()[2:]] for ln in src.splitlines()}
+  got = {a: t.reshape(-1).astype(np.int32).tolist() for k, a, t in r.dumps if k == "vmem"}
+  assert got[1] == old[0] and got[0] == old[2]  # sequential order: tile 1 holds tile 0's old data
+
+
+def test_pair_store_then_load():
+  # different tiles: VST + VLD at 0, VST v1 1 (reads v1 the cycle it lands), HALT 2
+  r, pairs = run("  VST v2, [s0 + 0]\n  VLD v1, [s0 + 1]\n  VST v1, [s0 + 2]\n  HALT\n" + tiles(2) + DUMP)
+  assert pairs == [0] and r.cycles == 3
+  # the same tile: the VLD must see the store: VST 0, VLD 1 (its VST reads v1: no pair), VST 2,
+  # HALT 3
+  r, pairs = run("  VST v2, [s0 + 0]\n  VLD v1, [s0 + 0]\n  VST v1, [s0 + 2]\n  HALT\n" + tiles(2) + DUMP)
+  assert pairs == [] and r.cycles == 4
+  # the SXU compares addresses, not fields: s1 = 2 makes [s1 + 1] the tile [s0 + 3] (no pair),
+  # s1 = 3 another one (a pair)
+  for s1, exp in ((2, []), (3, [0])):
+    r, pairs = run(f"  VST v2, [s0 + 3]\n  VLD v1, [s1 + 1]\n  VST v1, [s0 + 6]\n  HALT\n.sreg 1 {s1}\n"
+                   + tiles(5) + DUMP)
+    assert pairs == exp and r.cycles == 4 - len(exp), s1

@@ -297,14 +297,17 @@ class _Gen:
     if f == "nop": return [Op([self.w("NOP")], "nop")]
     return [self.gather_op(f)]
 
-  def pair_mem(self) -> list:
-    """A VLD/VST at an absolute address (no scalar dependence) right after a compute or scalar op:
-    the SXU may issue the two together; without this such pairs are rare (a load or store mostly
-    follows the LI of its base or the op making its data)."""
+  def pair_mem(self, f: str | None = None, near: int | None = None) -> list:
+    """A VLD/VST at an absolute address (no scalar dependence) right after a compute or scalar op,
+    or a VST/VLD right after a VLD/VST (f, the other kind): the SXU may issue the two together;
+    without this such pairs are rare (a load or store mostly follows the LI of its base or the op
+    making its data). near: the tile of that neighbour, reused half the time (a VLD + VST of one
+    tile pairs, a VST + VLD of one tile must not)."""
     r = self.rng
-    f = "vld" if r.random() < .5 else "vst"
+    f = f or ("vld" if r.random() < .5 else "vst")
     regs = {"vd": self.v()} if f == "vld" else {"vs": self.v()}
-    return [Op([self.w(f.upper(), addr=int(r.integers(0, VW)), addr_base=0, **regs)], f)]
+    a = near if near is not None and 0 <= near < VW and r.random() < .5 else int(r.integers(0, VW))
+    return [Op([self.w(f.upper(), addr=a, addr_base=0, **regs)], f)]
 
   def xlu(self) -> int:
     r, N, mn = self.rng, self.N, str(self.rng.choice(XLU))
@@ -381,8 +384,13 @@ class _Gen:
     for _ in range(n):
       if depth and self.nwords > self.length + 16: break
       items = self.item(depth, mult)
-      if isinstance(items[-1], Op) and items[-1].tag in PAIR_BEFORE_MEM and self.rng.random() < .25:
+      last = items[-1]
+      if isinstance(last, Op) and last.tag in PAIR_BEFORE_MEM and self.rng.random() < .25:
         items += self.pair_mem()
+      elif isinstance(last, Op) and last.tag in ("vld", "vst") and self.rng.random() < .4:
+        b = isa.get_field(last.words[-1], "ra")  # the neighbour's tile, when its base is static
+        near = self.src_tile(last.words[:-1], b, isa.sext(isa.get_field(last.words[-1], "imm"), 32))
+        items += self.pair_mem("vst" if last.tag == "vld" else "vld", near)
       self.nwords += sum(len(i.words) if isinstance(i, Op) else 1 for i in items if not isinstance(i, Loop))
       out += items
     return out

@@ -1,6 +1,8 @@
 """The list scheduler keeps every dependence: random straight-line blocks (loads, stores, gathers,
 scatters, VPU ops, scalar pointer updates over a few tiles) give the same VMEM and scalar registers
 on the golden model before and after scheduling, and a block with independent chains interleaves."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -81,6 +83,33 @@ def test_schedule_fills_load_bubbles():
   # a store to the tile a later load reads stays before it
   code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
   assert schedule.schedule(code, lower.VT, lower.NPHYS) == code
+
+
+def test_schedule_pairs_loads_and_stores():
+  # the model's issue cycles (doc/core.md, dual issue): a load and a store pair in either order,
+  # except a store then a load of the same tile; two loads or two stores never pair
+  a, b, c = (lower.VT(n) for n in "abc")
+  def cycles(*code):
+    out = schedule._block([("ins", *x) for x in code], lower.VT, collections.Counter(), lower.NPHYS)
+    return [(cyc, x[1]) for cyc, x in out]
+  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 0]")) == [(0, "VLD"), (0, "VST")]
+  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 1]")) == [(0, "VLD"), (0, "VST")]
+  assert cycles(("VST", b, "[s0 + 1]"), ("VLD", a, "[s0 + 0]")) == [(0, "VST"), (0, "VLD")]
+  assert cycles(("VST", b, "[s0 + 0]"), ("VLD", a, "[s0 + 0]")) == [(0, "VST"), (1, "VLD")]
+  assert cycles(("VST", b, "[s1 + 0]"), ("VLD", a, "[s2 + 0]")) == [(0, "VST"), (1, "VLD")]  # maybe one tile
+  assert cycles(("VLD", a, "[s0 + 0]"), ("VLD", c, "[s0 + 1]")) == [(0, "VLD"), (1, "VLD")]
+  assert cycles(("VST", b, "[s0 + 0]"), ("VST", c, "[s0 + 1]")) == [(0, "VST"), (1, "VST")]
+  # a store of the loaded register waits for it (no bypass inside a pair)
+  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", a, "[s0 + 1]")) == [(0, "VLD"), (1, "VST")]
+  # relu over 4 tiles: the stores are the class with the most left, so the VLD at 3 takes a store
+  # as its mate rather than a VRELU: VLD | VLD + VRELU | VLD + VRELU | VLD + VST | VRELU + VST |
+  # VRELU + VST | VST (the longest path alone would leave two stores unpaired: 8 cycles)
+  code = []
+  for t in range(4):
+    x, y = lower.VT("x"), lower.VT("y")
+    code += [("VLD", x, f"[s0 + {t}]"), ("VRELU", y, x), ("VST", y, f"[s0 + {4 + t}]")]
+  got = cycles(*code)
+  assert max(c for c, _ in got) == 6 and len({c for c, _ in got}) == 7, got
 
 
 def _acc_block(rng: np.random.Generator) -> list[tuple]:
