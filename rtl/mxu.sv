@@ -216,13 +216,16 @@ module mxu
   assign cur   = tb_cnt_q != '0 ? tb_q[tb_rd_q] : tb_in;
   assign cur_v = tb_cnt_q != '0 || tb_push;
 
+  // A row that entered at e is in side_q[s] at e+1+s and its last PE reads its weight bank at
+  // e + LAT-1, i.e. while it is in side_q[LAT-3] at the latest; a weight write takes effect the
+  // cycle after w_we. So the idle bank may be overwritten once no row on it is in side_q[0..LAT-3].
   logic any_side;
   always_comb begin
     other_busy = 1'b0;
     any_side   = 1'b0;
     for (int s = 0; s < int'(LAT); s++) begin
-      other_busy |= side_q[s].valid && side_q[s].bank != wbank_q;
-      any_side   |= side_q[s].valid;
+      if (s < int'(LAT) - 2) other_busy |= side_q[s].valid && side_q[s].bank != wbank_q;
+      any_side |= side_q[s].valid;
     end
   end
 
