@@ -4,8 +4,8 @@
 //
 // Commands (ready/valid, in order, through a CMDQ_DEPTH-entry queue):
 //   MLW  (cmd_mlw_i = 1): cmd_w_i is the weight tile read from VMEM; the low 8 bits of each
-//        lane are kept. It is written into the idle bank once no row in flight uses that bank,
-//        and every later MMUL uses it.
+//        lane are kept. It is written into the idle bank once no row in flight still reads
+//        that bank, and every later MMUL uses it.
 //   MMUL (cmd_mlw_i = 0): for t < T, r < N: PSUM[paddr+t] row r (= or +=) int8(VMEM[vaddr+t] row r) x W.
 //   A command with T = 0 or a tile outside VMEM/PSUM is dropped and flags err_o (a pulse).
 //
