@@ -4,18 +4,22 @@
 //
 // Commands (ready/valid, in order, through a CMDQ_DEPTH-entry queue):
 //   MLW  (cmd_mlw_i = 1): cmd_w_i is the weight tile read from VMEM; the low 8 bits of each
-//        lane are kept. It is written into the idle bank once no row in flight uses that bank,
-//        and every later MMUL uses it.
+//        lane are kept. It is written into the idle bank once no row in flight still reads
+//        that bank, and every later MMUL uses it.
 //   MMUL (cmd_mlw_i = 0): for t < T, r < N: PSUM[paddr+t] row r (= or +=) int8(VMEM[vaddr+t] row r) x W.
 //   A command with T = 0 or a tile outside VMEM/PSUM is dropped and flags err_o (a pulse).
 //
-// Pipeline: queue -> fetch (one VMEM tile read per cycle, 1-cycle read latency) -> 2-entry tile
+// Pipeline: queue -> fetch (one VMEM tile read per cycle, 1-cycle read latency) -> 3-entry tile
 // buffer -> emit (one activation row per cycle into the array) -> array (2N-1 cycles) -> PSUM
-// row write. Back-to-back MMULs stream with no bubble; an MLW costs one cycle in the emit stage
-// plus a wait while the shadow bank is still used by rows in flight (stall_o).
+// row write. An MMUL that finds the fetch stage free (queue empty, or its only entry an MLW
+// leaving now) reads its first tile in its accept cycle, bypassing the queue; an empty tile buffer
+// is bypassed too (a tile or MLW is used in the cycle it arrives). Back-to-back MMULs stream with
+// no bubble; an MLW costs one cycle in the emit stage (the third buffer entry lets the next MMUL's
+// first tile be read while the MLW waits in the buffer) plus a wait while the shadow bank is still
+// used by rows in flight (stall_o).
 // Latency: a row is written to PSUM 2N-1 cycles after it enters the array (row_o); the first row
-// of an MMUL accepted into an idle MXU enters 3 cycles after acceptance, so its last PSUM write
-// lands at accept + 3 + T*N - 1 + 2N-1, i.e. after T*N + 2N + 2 cycles (fill/drain 2N + 2).
+// of an MMUL accepted into an idle MXU enters 1 cycle after acceptance, so its last PSUM write
+// lands at accept + 1 + T*N - 1 + 2N-1, i.e. after T*N + 2N cycles (fill/drain 2N).
 module mxu
   import tinytpu_pkg::*;
 #(
@@ -57,6 +61,9 @@ module mxu
   localparam int unsigned LAT  = 2 * N - 1;  // array latency, row in to row out
   localparam int unsigned QW   = $clog2(CMDQ_DEPTH) + 1;
   localparam int unsigned QI   = CMDQ_DEPTH > 1 ? $clog2(CMDQ_DEPTH) : 1;
+  // tile buffer depth: one tile streaming, one prefetched, and one more so an MLW waiting in the
+  // buffer does not keep the next MMUL's first tile from being read
+  localparam int unsigned TBD  = 3;
 
   typedef struct packed {
     logic              mlw;
@@ -91,14 +98,15 @@ module mxu
   cmd_t            q_q [CMDQ_DEPTH];
   logic [QI-1:0]   q_wr_q, q_rd_q;
   logic [QW-1:0]   q_cnt_q;
-  logic            q_push, q_pop, cmd_bad, err_q;
+  logic            q_push, q_pop, cmd_bad, err_q, issue_c;
   logic [32:0]     p_end, v_end;
 
   assign cmd_ready_o = q_cnt_q < QW'(CMDQ_DEPTH);
   assign p_end   = {1'b0, cmd_paddr_i} + 33'(cmd_t_i);
   assign v_end   = {1'b0, cmd_vaddr_i} + 33'(cmd_t_i);
   assign cmd_bad = !cmd_mlw_i && (cmd_t_i == 8'd0 || p_end > 33'(PSUM_TILES) || v_end > 33'(VMEM_TILES));
-  assign q_push  = cmd_valid_i && cmd_ready_o && !cmd_bad;
+  // an MMUL of one tile fetched in its accept cycle (issue_c) never enters the queue
+  assign q_push  = cmd_valid_i && cmd_ready_o && !cmd_bad && !(issue_c && cmd_t_i == 8'd1);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -121,25 +129,32 @@ module mxu
   assign err_o = err_q;
 
   // ---------------------------------------------------------------------------------------------
-  // fetch: walk the head command; MMUL reads its T tiles, MLW forwards its weights
+  // fetch: walk the head command; MMUL reads its T tiles, MLW forwards its weights. An MMUL that
+  // arrives while the fetch stage has nothing else to do reads its first tile at once (issue_c).
   cmd_t          head;
   logic          head_v;
   logic [7:0]    ft_q;            // next tile of the head MMUL
   logic          rd_pend_q;       // a VMEM read was issued last cycle: its data is here now
   logic [PA_W-1:0] rd_paddr_q;
   logic          rd_acc_q;
-  logic [1:0]    tb_cnt_q;        // tile buffer occupancy (0..2)
-  logic          issue, mlw_fwd, tb_push, tb_pop;
+  logic [1:0]    tb_cnt_q;        // tile buffer occupancy (0..TBD)
+  logic [2:0]    tb_used;         // entries taken or promised: buffered, read in flight, MLW moving in
+  logic          issue_q, issue, mlw_fwd, tb_push, tb_pop;
   tile_t         tb_in;
 
-  assign head   = q_q[q_rd_q];
-  assign head_v = q_cnt_q != '0;
-  assign issue   = head_v && !head.mlw && (2'(tb_cnt_q) + 2'(rd_pend_q)) < 2'd2;
-  assign mlw_fwd = head_v && head.mlw && !rd_pend_q && tb_cnt_q < 2'd2;
-  assign q_pop   = mlw_fwd || (issue && ft_q == head.t - 8'd1);
+  assign head    = q_q[q_rd_q];
+  assign head_v  = q_cnt_q != '0;
+  assign mlw_fwd = head_v && head.mlw && !rd_pend_q && tb_cnt_q < 2'(TBD);
+  assign tb_used = 3'(tb_cnt_q) + 3'(rd_pend_q) + 3'(mlw_fwd);
+  assign issue_q = head_v && !head.mlw && tb_used < 3'(TBD);
+  // the queue is empty, or its only entry is an MLW forwarded this cycle: nothing is ahead
+  assign issue_c = cmd_valid_i && cmd_ready_o && !cmd_bad && !cmd_mlw_i && tb_used < 3'(TBD) &&
+                   (q_cnt_q == '0 || (q_cnt_q == QW'(1) && mlw_fwd));
+  assign issue   = issue_q || issue_c;
+  assign q_pop   = mlw_fwd || (issue_q && ft_q == head.t - 8'd1);
 
   assign vmem_req_o  = issue;
-  assign vmem_addr_o = 32'(head.vaddr + VA_W'(ft_q));
+  assign vmem_addr_o = issue_c ? 32'(cmd_vaddr_i[VA_W-1:0]) : 32'(head.vaddr + VA_W'(ft_q));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -149,7 +164,12 @@ module mxu
       rd_acc_q   <= 1'b0;
     end else begin
       rd_pend_q <= issue;
-      if (issue) begin
+      if (issue_c) begin
+        // the rest of the MMUL (if any) is the head next cycle, at its second tile
+        rd_paddr_q <= cmd_paddr_i[PA_W-1:0];
+        rd_acc_q   <= cmd_acc_i;
+        ft_q       <= cmd_t_i == 8'd1 ? 8'd0 : 8'd1;
+      end else if (issue_q) begin
         rd_paddr_q <= head.paddr + PA_W'(ft_q);
         rd_acc_q   <= head.acc;
         ft_q       <= q_pop ? 8'd0 : ft_q + 8'd1;
@@ -164,23 +184,24 @@ module mxu
   end
 
   // ---------------------------------------------------------------------------------------------
-  // tile buffer: two entries, so the next tile is read while the current one is streamed
-  tile_t tb_q [2];
-  logic  tb_wr_q, tb_rd_q;
+  // tile buffer: TBD entries, so the next tiles are read while the current one is streamed. When
+  // it is empty the arriving entry is also the head (used in its arrival cycle); if it is popped
+  // at once, both pointers step past it.
+  tile_t       tb_q [TBD];
+  logic [1:0]  tb_wr_q, tb_rd_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tb_q[0]  <= '0;
-      tb_q[1]  <= '0;
-      tb_wr_q  <= 1'b0;
-      tb_rd_q  <= 1'b0;
+      for (int i = 0; i < int'(TBD); i++) tb_q[i] <= '0;
+      tb_wr_q  <= '0;
+      tb_rd_q  <= '0;
       tb_cnt_q <= '0;
     end else begin
       if (tb_push) begin
         tb_q[tb_wr_q] <= tb_in;
-        tb_wr_q <= !tb_wr_q;
+        tb_wr_q <= tb_wr_q == 2'(TBD - 1) ? '0 : tb_wr_q + 2'd1;
       end
-      if (tb_pop) tb_rd_q <= !tb_rd_q;
+      if (tb_pop) tb_rd_q <= tb_rd_q == 2'(TBD - 1) ? '0 : tb_rd_q + 2'd1;
       tb_cnt_q <= tb_cnt_q + 2'(tb_push) - 2'(tb_pop);
     end
   end
@@ -192,16 +213,19 @@ module mxu
   logic [RW-1:0] er_q;
   side_t         side_q [LAT];
 
-  assign cur   = tb_q[tb_rd_q];
-  assign cur_v = tb_cnt_q != '0;
+  assign cur   = tb_cnt_q != '0 ? tb_q[tb_rd_q] : tb_in;
+  assign cur_v = tb_cnt_q != '0 || tb_push;
 
+  // A row that entered at e is in side_q[s] at e+1+s and its last PE reads its weight bank at
+  // e + LAT-1, i.e. while it is in side_q[LAT-3] at the latest; a weight write takes effect the
+  // cycle after w_we. So the idle bank may be overwritten once no row on it is in side_q[0..LAT-3].
   logic any_side;
   always_comb begin
     other_busy = 1'b0;
     any_side   = 1'b0;
     for (int s = 0; s < int'(LAT); s++) begin
-      other_busy |= side_q[s].valid && side_q[s].bank != wbank_q;
-      any_side   |= side_q[s].valid;
+      if (s < int'(LAT) - 2) other_busy |= side_q[s].valid && side_q[s].bank != wbank_q;
+      any_side |= side_q[s].valid;
     end
   end
 

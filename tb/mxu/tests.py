@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyuvm
+from cocotb.triggers import FallingEdge, ReadOnly
 
 from tinytpu.tb import kit
 from .env import Cmd, ItemsSeq, MxuEnv, Read, Write, bad
@@ -152,32 +153,76 @@ class MxuBrokenModel(MxuWeightSwap):
 @pyuvm.test()
 class MxuGemm(MxuTest):
   """A long GEMM: MLW + one long MMUL per weight block, back to back; the status monitor logs
-  the utilisation (rows entering the array per busy cycle)."""
+  the utilisation (rows entering the array per busy cycle). Exact: the first MLW is written the
+  cycle after it is accepted (the first busy cycle), then every block costs one MLW emit cycle plus
+  T*N row cycles with no bubble (T*N >= 2N-1 rows keep the other bank free, the tile buffer keeps
+  the next MMUL's first tile ready), and the last row reaches PSUM 2N-1 cycles after it entered."""
   async def body(self):
-    t = min(64, self.tmax())
+    t, n = min(64, self.tmax()), self.n
     await self.preload_vmem()
     seq = []
     for blk in range(4):
       seq += [self.mlw(), self.mmul(0, 0, t, int(blk > 0))]
     await self.send(self.env.cmd, seq)
     await self.readback()
+    st = self.env.status
+    assert (st.rows, st.busy) == (4 * t * n, 4 * (1 + t * n) + 2 * n - 1), f"{st.rows} rows in {st.busy} busy cycles"
 
 
 @pyuvm.test()
 class MxuTrace(MxuTest):
-  """Logs a cycle-by-cycle trace of MLW, MMUL T=1, MLW, MMUL T=1 (the doc/mxu.md timing diagram)."""
-  async def body(self):
-    from cocotb.triggers import FallingEdge, ReadOnly
-    await self.preload_vmem({0: self.tile(), 1: self.tile()})
-    d, lines = self.dut, []
+  """Cycle-exact timing, expected values from the pipeline rules in doc/mxu.md (never from the
+  RTL), and the logged cycle trace of MLW, MMUL T=1, MLW, MMUL T=1 (the doc's timing diagram).
+  Rules: a command is queued the cycle after it is accepted (MLW forwarded and, into an empty tile
+  buffer, written then); an MMUL finding the fetch stage free reads its first tile in its accept
+  cycle and its row 0 enters the array the next cycle; an MLW takes one emit cycle, waiting until
+  the last row on the bank it overwrites is in its last PE (entered 2N-2 cycles ago or earlier); a
+  row entering at e is written to PSUM at e + 2N-1; busy_o from the cycle after the first accept
+  to the last PSUM write."""
+  async def record(self, cmds, cycles):
+    """Sends cmds from an idle MXU; returns {signal: [cycles it was high]} (cycle 0 = the first
+    accept) and the trace lines."""
+    await self.idle()
+    d, rec, lines = self.dut, [], []
 
     async def trace():
-      for c in range(24):
+      for _ in range(cycles + 4):
         await FallingEdge(d.clk_i); await ReadOnly()
-        lines.append(f"{c:3d} cmd={int(d.cmd_valid_i.value) & int(d.cmd_ready_o.value)} row={int(d.row_o.value)} stall={int(d.stall_o.value)} "
-                     f"psum_we={int(d.psum_we_o.value)} addr={int(d.psum_addr_o.value)} r={int(d.psum_row_o.value)} busy={int(d.busy_o.value)}")
+        rec.append({"acc": int(d.cmd_valid_i.value) & int(d.cmd_ready_o.value), "row": int(d.row_o.value),
+                    "stall": int(d.stall_o.value), "we": int(d.psum_we_o.value), "busy": int(d.busy_o.value),
+                    "addr": int(d.psum_addr_o.value), "r": int(d.psum_row_o.value)})
     t = kit.agent.start_soon(trace())
-    await self.send(self.env.cmd, [self.mlw(), self.mmul(0, 0, 1, 0), self.mlw(), self.mmul(1, 1, 1, 0)])
+    await self.send(self.env.cmd, cmds)
     await t
+    rec = rec[[x["acc"] for x in rec].index(1):][:cycles]
+    for c, x in enumerate(rec):
+      lines.append(f"{c:3d} cmd={x['acc']} row={x['row']} stall={x['stall']} psum_we={x['we']} addr={x['addr']} r={x['r']} busy={x['busy']}")
+    return {k: [c for c, x in enumerate(rec) if x[k]] for k in ["acc", "row", "stall", "we", "busy"]}, lines
+
+  def check(self, what, got, exp):
+    for k, v in exp.items():
+      assert got[k] == v, f"{what}: {k} high in cycles {got[k]}, expected {v}"
+
+  async def body(self):
+    n, lat = self.n, 2 * self.n - 1
+    await self.preload_vmem({a: self.tile() for a in range(4)})
+    rng = lambda a, b: list(range(a, b))
+    # MLW W1 (0); MMUL p0 a0 T=1 (1); MLW W2 (2); MMUL p1 a1 T=1 (3), back to back.
+    # W1 is written at 1; MM0 reads at 1 (W1 leaves the queue then), rows at 2..N+1.
+    # W2 is forwarded at 3 and MM1 reads at 3 (its tile waits in the third buffer entry); W2 is
+    # written at N+2 (bank 0: no row uses it), MM1's rows enter at N+3..2N+2.
+    got, lines = await self.record([self.mlw(), self.mmul(0, 0, 1, 0), self.mlw(), self.mmul(1, 1, 1, 0)], 4 * n + 6)
     self.logger.info("trace\n" + "\n".join(lines))
-    await self.idle()
+    rows = rng(2, n + 2) + rng(n + 3, 2 * n + 3)
+    self.check("MLW MMUL MLW MMUL", got, {"acc": [0, 1, 2, 3], "row": rows, "stall": [], "we": [e + lat for e in rows],
+                                          "busy": rng(1, rows[-1] + lat + 1)})
+    # a lone MMUL T=2 into the idle MXU: read at 0, rows at 1..2N
+    got, _ = await self.record([self.mmul(2, 2, 2, 1)], 5 * n)
+    self.check("MMUL T=2", got, {"row": rng(1, 2 * n + 1), "we": rng(2 * n, 4 * n), "busy": rng(1, 4 * n)})
+    # MLW a (0, written at 1); MMUL T=1 (1, rows 2..N+1 on bank 1); MLW b (2, written at N+2 into
+    # bank 0); MLW c (3) overwrites bank 1: its last row (N+1) reaches the last PE at N+1 + 2N-2,
+    # so c waits from N+3 and is written at 3N-1 (stall_o for 2N-4 cycles)
+    got, _ = await self.record([self.mlw(), self.mmul(3, 3, 1, 0), self.mlw(), self.mlw()], 5 * n)
+    self.check("MLW MMUL MLW MLW", got, {"row": rng(2, n + 2), "stall": rng(n + 3, 3 * n - 1),
+                                         "busy": rng(1, max(3 * n, n + 1 + lat + 1))})
+    await self.readback()
