@@ -32,9 +32,7 @@ NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
 # scalar op; two instructions of different classes issue together (a store then a load of the same
 # tile never does: the memory dependence below keeps them a cycle apart)
 DUAL = True
-PAIR_CLASS = {"VLD": "load", "VST": "store", **{m: "vec" for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")},
-              "VMOV": "vec", "VZERO": "vec", "VFILL": "vec", "NOP": "scalar", "LI": "scalar", "SADDI": "scalar",
-              **{m: "scalar" for m, i in isa.BY_MNEMONIC.items() if i.group == isa.BY_MNEMONIC["SADD"].group and i.op == isa.BY_MNEMONIC["SADD"].op}}
+PAIR_CLASS = isa.ISSUE_CLASS
 STORES = ("VST", "VSCATTER")
 _SREG = re.compile(r"\bs(\d+)\b")
 _TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")

@@ -114,18 +114,75 @@ module sxu
   localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
-  // pairing classes: load (VLD), store (VST), compute (VPU, XLU, VMOV/VZERO/VFILL/VSPLAT), scalar
-  // (LI, SALU, SADDI, NOP); an instruction of another class never pairs
-  typedef enum logic [2:0] {K_OTHER, K_LD, K_ST, K_CMP, K_SCA} kind_e;
-
-  function automatic kind_e kind_of(input logic [7:0] op);
-    unique case (op)
-      OP_VLD:                                                return K_LD;
-      OP_VST:                                                return K_ST;
-      OP_VPU, OP_XLU, OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT: return K_CMP;
-      OP_LI, OP_SALU, OP_SADDI, OP_NOP:                       return K_SCA;
-      default:                                               return K_OTHER;
+  // an undefined opcode or function, a reserved bit set, or an operand out of range (both slots)
+  function automatic logic illegal_word(input logic [63:0] w);
+    logic [7:0]  o, f;
+    logic [31:0] im;
+    logic [15:0] hi, lo;
+    logic [63:0] m;
+    logic        bad;
+    o   = w[63:56];
+    f   = w[55:48];
+    im  = w[31:0];
+    hi  = w[31:16];
+    lo  = w[15:0];
+    m   = used_mask(o, f);
+    bad = (m == '0) || ((w & ~m) != '0);
+    unique case (o)
+      OP_VEXTRACT: bad |= (32'(hi) >= N) || (32'(lo) >= N);
+      OP_RDPERF:   bad |= im >= NUM_PERF;
+      OP_MMUL:     bad |= (f == 8'd0) || (w[35:32] > 4'd1);
+      OP_LOOP:     bad |= $signed(im) < 2;
+      OP_LOOPI:    bad |= $signed(lo) < 2;
+      OP_XLU: begin
+        if (f == XLU_BCOL || f == XLU_BROW) bad |= im >= N;
+        if (f == XLU_BSCALAR) bad |= (32'(hi) >= N) || (32'(lo) >= N);
+      end
+      default: ;
     endcase
+    return bad;
+  endfunction
+
+  // the vector registers an instruction reads at issue (va, vb, vc; VSCATTER reads vs from rd),
+  // whether it writes vd, and that write's latency and source (both slots)
+  typedef struct packed {
+    logic       va, vb, vc, vd, wr;
+    logic [3:0] lat;
+    logic [2:0] src;
+  } vuse_t;
+
+  function automatic vuse_t vector_use(input logic [7:0] o, input logic [7:0] f, input logic [63:0] m);
+    vuse_t u;
+    logic  vpu, xlu, mov, gth, sct;
+    vpu   = o == OP_VPU;
+    xlu   = o == OP_XLU;
+    mov   = o inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
+    gth   = o == OP_VGATHER;
+    sct   = o == OP_VSCATTER;
+    u.va  = vpu | xlu | (o == OP_VMOV) | (o == OP_VEXTRACT) | gth | sct;
+    u.vb  = (vpu & m[RB_LSB]) | (xlu & (f == XLU_SHUF)) | (o == OP_VST) | (o == OP_PST);
+    u.vc  = (vpu & m[RC_LSB]) | sct;
+    u.vd  = sct;
+    u.wr  = vpu | xlu | (o == OP_VLD) | (o == OP_PLD) | mov | gth;
+    u.lat = 4'(MOV_LAT);
+    u.src = WB_MOV;
+    if (vpu) begin
+      u.lat = vpu_latency(vpu_fn_e'(f));
+      u.src = WB_VPU;
+    end else if (xlu) begin
+      u.lat = 4'(XLU_LAT);
+      u.src = WB_XLU;
+    end else if (o == OP_VLD) begin
+      u.lat = 4'(VLD_LAT);
+      u.src = WB_VLD;
+    end else if (o == OP_PLD) begin
+      u.lat = 4'(PLD_LAT);
+      u.src = WB_PLD;
+    end else if (gth) begin
+      u.lat = 4'(GTH_LAT);
+      u.src = WB_GTH;
+    end
+    return u;
   endfunction
 
   // the scalar ALU (LI, SADDI, SALU): one per slot
@@ -200,23 +257,8 @@ module sxu
 
   logic [63:0] mask;
   logic        illegal;
-  assign mask = used_mask(op, fn);
-
-  always_comb begin
-    illegal = (mask == '0) || ((word & ~mask) != '0);
-    unique case (op)
-      OP_VEXTRACT: illegal |= (32'(immhi) >= N) || (32'(immlo) >= N);
-      OP_RDPERF:   illegal |= imm >= NUM_PERF;
-      OP_MMUL:     illegal |= (fn == 8'd0) || (rc > 4'd1);
-      OP_LOOP:     illegal |= $signed(imm) < 2;
-      OP_LOOPI:    illegal |= $signed(immlo) < 2;
-      OP_XLU: begin
-        if (fn == XLU_BCOL || fn == XLU_BROW) illegal |= imm >= N;
-        if (fn == XLU_BSCALAR) illegal |= (32'(immhi) >= N) || (32'(immlo) >= N);
-      end
-      default: ;
-    endcase
-  end
+  assign mask    = used_mask(op, fn);
+  assign illegal = illegal_word(word);
 
   // instruction classes
   logic is_vpu, is_xlu, is_vld, is_vst, is_pld, is_pst, is_mov, is_mlw, is_mmul, is_gth, is_sct;
@@ -235,45 +277,28 @@ module sxu
   assign is_vec  = is_vpu | is_xlu | is_vld | is_vst | is_pld | is_pst | is_mov | is_mlw | is_mmul |
                    is_gth | is_sct;
 
-  // vector register operands read at issue (VSCATTER reads vs from rd) and the register written
+  // vector register operands read at issue and the register written
+  vuse_t      use0;
   logic       rd_va, rd_vb, rd_vc, rd_vd, wr_vd;
   logic [3:0] lat;
   logic [2:0] src;
-  always_comb begin
-    rd_va = is_vpu | is_xlu | (op == OP_VMOV) | (op == OP_VEXTRACT) | is_gth | is_sct;
-    rd_vb = (is_vpu & mask[RB_LSB]) | (is_xlu & (fn == XLU_SHUF)) | is_vst | is_pst;
-    rd_vc = (is_vpu & mask[RC_LSB]) | is_sct;
-    rd_vd = is_sct;
-    wr_vd = is_vpu | is_xlu | is_vld | is_pld | is_mov | is_gth;
-    lat   = 4'(MOV_LAT);
-    src   = WB_MOV;
-    if (is_vpu) begin
-      lat = vpu_latency(vpu_fn_e'(fn));
-      src = WB_VPU;
-    end else if (is_xlu) begin
-      lat = 4'(XLU_LAT);
-      src = WB_XLU;
-    end else if (is_vld) begin
-      lat = 4'(VLD_LAT);
-      src = WB_VLD;
-    end else if (is_pld) begin
-      lat = 4'(PLD_LAT);
-      src = WB_PLD;
-    end else if (is_gth) begin
-      lat = 4'(GTH_LAT);
-      src = WB_GTH;
-    end
-  end
+  assign use0  = vector_use(op, fn, mask);
+  assign rd_va = use0.va;
+  assign rd_vb = use0.vb;
+  assign rd_vc = use0.vc;
+  assign rd_vd = use0.vd;
+  assign wr_vd = use0.wr;
+  assign lat   = use0.lat;
+  assign src   = use0.src;
 
   // ---------------------------------------------------------------------------------------------
-  // slot 1: the word at pc + 1, decoded as far as a pairable instruction needs (kind_of)
+  // slot 1: the word at pc + 1, decoded as far as a pairable instruction needs (issue_class)
   logic [IMEM_AW-1:0] pc1;
   logic [63:0]        word1, mask1;
   logic [7:0]         op1, fn1;
   logic [3:0]         rd1, ra1, rb1, rc1;
   logic [31:0]        imm1, sa1, sb1;
-  logic [15:0]        immhi1, immlo1;
-  kind_e              k0, k1;
+  issue_e             k0, k1;  // pairing classes (tinytpu_pkg::issue_class, the ISA table)
 
   assign pc1    = pc_q + 1'b1;
   assign word1  = imem_q[pc1];
@@ -284,37 +309,33 @@ module sxu
   assign rb1    = word1[39:36];
   assign rc1    = word1[35:32];
   assign imm1   = word1[31:0];
-  assign immhi1 = word1[31:16];
-  assign immlo1 = word1[15:0];
   assign sa1    = sreg_q[ra1];
   assign sb1    = sreg_q[rb1];
   assign mask1  = used_mask(op1, fn1);
-  assign k0     = kind_of(op);
-  assign k1     = kind_of(op1);
+  assign k0     = issue_class(op);
+  assign k1     = issue_class(op1);
 
+  // (the same decode functions as slot 0: only a pairable slot 1 issues, so the rest is unused)
+  vuse_t      use1;
   logic       is_vpu1, is_xlu1, is_vld1, is_vst1, is_mov1, illegal1;
   logic       rd_va1, rd_vb1, rd_vc1, wr_vd1, rd_sa1, rd_sb1;
   logic [3:0] lat1;
   logic [2:0] src1;
-  assign is_vpu1 = op1 == OP_VPU;
-  assign is_xlu1 = op1 == OP_XLU;
-  assign is_vld1 = op1 == OP_VLD;
-  assign is_vst1 = op1 == OP_VST;
-  assign is_mov1 = op1 inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
-  always_comb begin
-    illegal1 = (mask1 == '0) || ((word1 & ~mask1) != '0);
-    if (is_xlu1 && (fn1 == XLU_BCOL || fn1 == XLU_BROW)) illegal1 |= imm1 >= N;
-    if (is_xlu1 && fn1 == XLU_BSCALAR) illegal1 |= (32'(immhi1) >= N) || (32'(immlo1) >= N);
-    rd_va1 = is_vpu1 | is_xlu1 | (op1 == OP_VMOV);
-    rd_vb1 = (is_vpu1 & mask1[RB_LSB]) | (is_xlu1 & (fn1 == XLU_SHUF)) | is_vst1;
-    rd_vc1 = is_vpu1 & mask1[RC_LSB];
-    wr_vd1 = is_vpu1 | is_xlu1 | is_vld1 | is_mov1;
-    rd_sa1 = op1 inside {OP_SALU, OP_SADDI, OP_VSPLAT, OP_VLD, OP_VST};
-    rd_sb1 = (op1 == OP_SALU) || (is_xlu1 && (fn1 == XLU_ROTS || fn1 == XLU_SROTS));
-    lat1   = is_vpu1 ? vpu_latency(vpu_fn_e'(fn1)) : is_xlu1 ? 4'(XLU_LAT) :
-             is_vld1 ? 4'(VLD_LAT) : 4'(MOV_LAT);
-    src1   = is_vpu1 ? WB_VPU : is_xlu1 ? WB_XLU : WB_MOV;
-  end
+  assign is_vpu1  = op1 == OP_VPU;
+  assign is_xlu1  = op1 == OP_XLU;
+  assign is_vld1  = op1 == OP_VLD;
+  assign is_vst1  = op1 == OP_VST;
+  assign is_mov1  = op1 inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
+  assign illegal1 = illegal_word(word1);
+  assign use1     = vector_use(op1, fn1, mask1);
+  assign rd_va1   = use1.va;
+  assign rd_vb1   = use1.vb;
+  assign rd_vc1   = use1.vc;
+  assign wr_vd1   = use1.wr;
+  assign lat1     = use1.lat;
+  assign src1     = use1.src;
+  assign rd_sa1   = op1 inside {OP_SALU, OP_SADDI, OP_VSPLAT, OP_VLD, OP_VST};
+  assign rd_sb1   = (op1 == OP_SALU) || (is_xlu1 && (fn1 == XLU_ROTS || fn1 == XLU_SROTS));
 
   // ---------------------------------------------------------------------------------------------
   // addresses and their checks (signed arithmetic on the full values: nothing wraps)
@@ -527,7 +548,7 @@ module sxu
                   (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (is_vst1 && in_v1) ||
                   (wr_vd1 && (is_vld1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
                   (is_vpu1 && !vpu_ready_i);
-  assign pair_ok = k0 != K_OTHER && k1 != K_OTHER && k0 != k1 && pc_s + 34'sd2 < 34'(len_q) &&
+  assign pair_ok = k0 != ISSUE_NONE && k1 != ISSUE_NONE && k0 != k1 && pc_s + 34'sd2 < 34'(len_q) &&
                    (depth_q == 0 || (pc_s != top_last && pc_s + 34'sd1 != top_last));
   assign pair    = fire && pair_ok && !dep1 && !stall1 && !illegal1 && !vmem_oob1;
 
@@ -538,9 +559,9 @@ module sxu
   // same for a VST (its data register on port s is chosen the same way).
   logic        sel1, ld1, st1;
   logic [31:0] a_sa, a_sb, a_imm;
-  assign sel1 = (k0 == K_LD || k0 == K_ST || k0 == K_SCA) && k1 == K_CMP;
-  assign ld1  = k1 == K_LD && k0 != K_LD && k0 != K_OTHER;
-  assign st1  = k1 == K_ST && k0 != K_ST && k0 != K_OTHER;
+  assign sel1 = (k0 == ISSUE_LOAD || k0 == ISSUE_STORE || k0 == ISSUE_SCALAR) && k1 == ISSUE_COMPUTE;
+  assign ld1  = k1 == ISSUE_LOAD && k0 != ISSUE_LOAD && k0 != ISSUE_NONE;
+  assign st1  = k1 == ISSUE_STORE && k0 != ISSUE_STORE && k0 != ISSUE_NONE;
   assign dec_op_o = sel1 ? op1 : op;
   assign dec_fn_o = sel1 ? fn1 : fn;
   assign dec_rd_o = sel1 ? rd1 : rd;
@@ -776,6 +797,6 @@ module sxu
   end
 
   logic unused;
-  assign unused = ^{back_edge, src};
+  assign unused = ^{back_edge, src, use1.vd};  // use1.vd: VSCATTER, which never pairs
 
 endmodule

@@ -224,6 +224,26 @@ package tinytpu_pkg;
     PERF_STALL_FENCE = 4'd8
   } perf_e;
 
+  typedef enum logic [2:0] {
+    ISSUE_NONE = 3'd0,
+    ISSUE_LOAD = 3'd1,
+    ISSUE_STORE = 3'd2,
+    ISSUE_COMPUTE = 3'd3,
+    ISSUE_SCALAR = 3'd4
+  } issue_e;
+
+  // Dual-issue class of an opcode (isa.ISSUE_CLASS_OF_OP): two instructions of different
+  // classes may issue together; ISSUE_NONE never pairs.
+  function automatic issue_e issue_class(input logic [7:0] op);
+    unique case (op)
+      OP_VLD: return ISSUE_LOAD;
+      OP_VST: return ISSUE_STORE;
+      OP_VSPLAT, OP_VMOV, OP_VZERO, OP_VFILL, OP_VPU, OP_XLU: return ISSUE_COMPUTE;
+      OP_NOP, OP_LI, OP_SALU, OP_SADDI: return ISSUE_SCALAR;
+      default: return ISSUE_NONE;
+    endcase
+  endfunction
+
   // Bits an instruction may set; any other set bit makes it illegal. 0 = undefined opcode.
   function automatic logic [WORD_BITS-1:0] used_mask(input logic [7:0] op, input logic [7:0] fn);
     logic [WORD_BITS-1:0] m;

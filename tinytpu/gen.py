@@ -62,6 +62,19 @@ def sv_package() -> str:
   L.append("")
   L += _sv_enum("perf_e", 4, [(f"PERF_{n.upper()}", i) for i, (n, _) in enumerate(isa.PERF_COUNTERS)])
   L.append("")
+  L += _sv_enum("issue_e", 3, [("ISSUE_NONE", 0)] + [(f"ISSUE_{c.upper()}", k + 1) for k, c in enumerate(isa.ISSUE_CLASSES)])
+  L.append("")
+  L.append("  // Dual-issue class of an opcode (isa.ISSUE_CLASS_OF_OP): two instructions of different")
+  L.append("  // classes may issue together; ISSUE_NONE never pairs.")
+  L.append("  function automatic issue_e issue_class(input logic [7:0] op);")
+  L.append("    unique case (op)")
+  for c in isa.ISSUE_CLASSES:
+    ops = sorted(op for op, k in isa.ISSUE_CLASS_OF_OP.items() if k == c)
+    L.append(f"      {', '.join(f'OP_{name}' for name, op in isa.OP.items() if op in ops)}: return ISSUE_{c.upper()};")
+  L.append("      default: return ISSUE_NONE;")
+  L.append("    endcase")
+  L.append("  endfunction")
+  L.append("")
   L.append("  // Bits an instruction may set; any other set bit makes it illegal. 0 = undefined opcode.")
   L.append("  function automatic logic [WORD_BITS-1:0] used_mask(input logic [7:0] op, input logic [7:0] fn);")
   L.append("    logic [WORD_BITS-1:0] m;")
@@ -196,6 +209,13 @@ reduces every row with that tree, then reduces the row results with the same tre
 reductions return NaN if any element is NaN. Argmax/argmin return the first index of the extreme
 value.
 
+## Dual issue
+
+The instruction at pc + 1 may issue in the same cycle as the one at pc when their classes differ,
+neither depends on the other and the second would issue without a stall or trap (doc/core.md has
+the full rule): {issue}. A `VST` followed by a `VLD` of the same tile does not pair. Other
+instructions always issue alone. Results never depend on pairing.
+
 ## Performance counters (`RDPERF sd, counter`)
 
 | counter | name | counts |
@@ -235,7 +255,11 @@ def isa_doc() -> str:
               "timeout": "the co-simulation watchdog"}
   traps = "\n".join(f"| {i} | `{n}` | {trap_src[n]} |" for i, n in enumerate(isa.TRAP_CODES))
   perf = "\n".join(f"| {i} | `{n}` | {d} |" for i, (n, d) in enumerate(isa.PERF_COUNTERS))
-  out = [_INTRO.format(header=HEADER, fields=fields, traps=traps, perf=perf)]
+  by_class = {c: sorted({("VPU ops" if i.op == isa.OP["VPU"] else "XLU ops" if i.op == isa.OP["XLU"] else
+                          "scalar ALU ops" if i.op == isa.OP["SALU"] else f"`{i.mnemonic}`")
+                         for i in isa.INSTRS if isa.ISSUE_CLASS.get(i.mnemonic) == c}) for c in isa.ISSUE_CLASSES}
+  issue = "; ".join(f"{c} ({', '.join(ms)})" for c, ms in by_class.items())
+  out = [_INTRO.format(header=HEADER, fields=fields, traps=traps, perf=perf, issue=issue)]
   groups: dict[str, list[isa.Instr]] = {}
   for i in isa.INSTRS:
     groups.setdefault(i.group, []).append(i)

@@ -350,6 +350,17 @@ VPU_LATENCY: dict[str, int] = {name: lat for name, _a, lat, *_r in _VPU}
 XLU_FNS: dict[str, int] = {name: i for i, (name, *_r) in enumerate(_XLU)}
 OPS_WITH_FN = sorted({i.op for i in INSTRS if i.fn is not None})
 
+# dual-issue classes (doc/core.md): the instruction at pc + 1 may issue with the one at pc when
+# their classes differ (and the other rules hold); an instruction of no class never pairs. One
+# class per opcode, so the SXU decides from the op field alone (tinytpu_pkg::issue_class).
+ISSUE_CLASSES = ("load", "store", "compute", "scalar")
+ISSUE_CLASS_OF_OP: dict[int, str] = {
+  OP["VLD"]: "load", OP["VST"]: "store",
+  **{OP[m]: "compute" for m in ("VPU", "XLU", "VMOV", "VZERO", "VFILL", "VSPLAT")},
+  **{OP[m]: "scalar" for m in ("LI", "SALU", "SADDI", "NOP")},
+}
+ISSUE_CLASS: dict[str, str] = {i.mnemonic: ISSUE_CLASS_OF_OP[i.op] for i in INSTRS if i.op in ISSUE_CLASS_OF_OP}
+
 
 def _check_table() -> None:
   seen = set()
