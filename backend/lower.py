@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import struct
 from typing import Any
 
@@ -25,6 +24,7 @@ from tinygrad.uop.ops import AxisType, Ops, UOp
 from tinytpu import isa
 from tinytpu.backend.peephole import optimize
 from tinytpu.backend.schedule import schedule
+from tinytpu.backend.vcode import VT, sregs, vdef, vreads, vts
 from tinytpu.config import DEFAULT, Config
 
 # the largest LOOPI count (its immhi field); longer loops take their count from a register
@@ -49,18 +49,6 @@ class Const:
 @dataclasses.dataclass(frozen=True)
 class SReg:
   reg: int
-
-
-class VT:
-  """A virtual tile register."""
-  _n = 0
-
-  def __init__(self, name: str = ""):
-    VT._n += 1
-    self.id, self.name = VT._n, name
-
-  def __repr__(self):
-    return f"%{self.id}{self.name}"
 
 
 @dataclasses.dataclass
@@ -760,7 +748,7 @@ class Lowering:
     self.code.append(("label", lane_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
-    self.code = schedule(optimize(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs), VT), VT, NPHYS)
+    self.code = schedule(optimize(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs)), NPHYS)
     text, spills = allocate(self.code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
@@ -811,7 +799,7 @@ class Lowering:
         for d in self.dot_at[u]:
           acc = self.value(d.acc[0])[d.acc[1]]
           if (fill := self.zeroed.pop(acc, None)) is not None:  # acc = 0 + dot: gather straight into acc
-            self.code.remove(fill)
+            self.code = [c for c in self.code if c is not fill]  # that very fill (an equal one may exist)
             self.dot_value(d, acc)
           else:
             self.ins("VADD", acc, acc, self.dot_value(d))
@@ -1303,24 +1291,20 @@ class Lowering:
 # register allocation: linear scan over the instruction list, loop-aware, spilling to VMEM
 
 
-_NO_VDEF = ("VST", "VSCATTER", "PST")  # instructions that read every vector operand
-
-
 def _dce(code: list[tuple]) -> list[tuple]:
   """Drop vector instructions whose result no side effect (store, scatter, extract) ever needs."""
-  defs = lambda c: c[0] == "ins" and c[1] not in _NO_VDEF and len(c) > 2 and isinstance(c[2], VT)
   live: set[VT] = set()
   for c in code:
-    if c[0] == "ins" and not defs(c):
-      live.update(_vts(c))
+    if vdef(c) is None:
+      live.update(vts(c))
   changed = True
   while changed:
     changed = False
     for c in code:
-      if defs(c) and c[2] in live and not live.issuperset(srcs := _vts(c)[1:]):
+      if (d := vdef(c)) is not None and d in live and not live.issuperset(srcs := vreads(c)):
         live.update(srcs)
         changed = True
-  return [c for c in code if not defs(c) or c[2] in live]
+  return [c for c in code if (d := vdef(c)) is None or d in live]
 
 
 def _drop_unused(code: list[tuple], regs: list[int]) -> list[tuple]:
@@ -1328,15 +1312,10 @@ def _drop_unused(code: list[tuple], regs: list[int]) -> list[tuple]:
   for r in regs:
     if not r:
       continue
-    name = re.compile(rf"\bs{r}\b")
     own = lambda c: c[0] == "ins" and c[1] in ("LI", "SADDI") and c[2] == f"s{r}"
-    if not any(c[0] == "ins" and not own(c) and any(isinstance(o, str) and name.search(o) for o in c[2:]) for c in code):
+    if not any(c[0] == "ins" and not own(c) and any(r in sregs(o) for o in c[2:]) for c in code):
       code = [c for c in code if not own(c)]
   return code
-
-
-def _vts(ins: tuple) -> list[VT]:
-  return [o for o in ins[2:] if isinstance(o, VT)]
 
 
 SCRATCH = 3  # physical registers kept for reloading spilled operands
@@ -1352,7 +1331,7 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
   for i, c in enumerate(code):
     if c[0] != "ins":
       continue
-    for v in _vts(c):
+    for v in vts(c):
       first.setdefault(v, i)
       last[v] = i
   # a value live into a loop stays live for the whole loop (it is read again next iteration)
@@ -1361,7 +1340,7 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
     changed = False
     for s, e in loops:
       for v in first:
-        if first[v] < s < last[v] <= e or (s < first[v] < e and last[v] > e and False):
+        if first[v] < s < last[v] <= e:
           if last[v] < e:
             last[v], changed = e, True
   order = sorted(first, key=lambda v: first[v])

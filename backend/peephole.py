@@ -12,23 +12,10 @@ every value gets a fresh register); this pass removes them where the straight-li
 from __future__ import annotations
 
 import collections
-import re
 
 from tinytpu import isa
 from tinytpu.backend.schedule import BARRIERS
-
-NO_VDEF = ("VST", "VSCATTER", "PST")  # every vector operand is read
-
-
-def _def(c: tuple, vt: type):
-  return c[2] if c[0] == "ins" and c[1] not in NO_VDEF and len(c) > 2 and isinstance(c[2], vt) else None
-
-
-def _uses(c: tuple, vt: type) -> list:
-  if c[0] != "ins":
-    return []
-  ops = [o for o in c[2:] if isinstance(o, vt)]
-  return ops[1:] if _def(c, vt) is not None else ops
+from tinytpu.backend.vcode import sregs, vdef, vreads
 
 
 def _boundary(c: tuple) -> bool:
@@ -36,14 +23,14 @@ def _boundary(c: tuple) -> bool:
   return c[0] != "ins" or c[1] in BARRIERS
 
 
-def _fold_zero_adds(code: list[tuple], vt: type) -> list[tuple]:
+def _fold_zero_adds(code: list[tuple]) -> list[tuple]:
   out, zero = [], set()
   for c in code:
     if _boundary(c):
       zero.clear()
     elif c[1] == "VADD" and (c[3] in zero or c[4] in zero):
       c = ("ins", "VMOV", c[2], c[4] if c[3] in zero else c[3])
-    if (d := _def(c, vt)) is not None:
+    if (d := vdef(c)) is not None:
       zero.discard(d)
       if c[1] == "VFILL" and c[3] == 0:
         zero.add(d)
@@ -51,12 +38,12 @@ def _fold_zero_adds(code: list[tuple], vt: type) -> list[tuple]:
   return out
 
 
-def _retarget_moves(code: list[tuple], vt: type) -> list[tuple]:
+def _retarget_moves(code: list[tuple]) -> list[tuple]:
   defs, uses = collections.Counter(), collections.Counter()
   for c in code:
-    if (d := _def(c, vt)) is not None:
+    if (d := vdef(c)) is not None:
       defs[d] += 1
-    for u in _uses(c, vt):
+    for u in vreads(c):
       uses[u] += 1
   code, where = list(code), {}
   for i, c in enumerate(code):
@@ -65,25 +52,25 @@ def _retarget_moves(code: list[tuple], vt: type) -> list[tuple]:
       continue
     if c[1] == "VMOV" and defs[t := c[3]] == 1 and uses[t] == 1 and t in where:
       j, d = where[t], c[2]
-      if all(d not in _uses(x, vt) and _def(x, vt) is not d for x in code[j + 1:i] if x is not None):
+      if all(d not in vreads(x) and vdef(x) is not d for x in code[j + 1:i] if x is not None):
         code[j] = code[j][:2] + (d,) + code[j][3:]
         code[i] = None
         where[d] = j
         continue
-    if (d := _def(c, vt)) is not None:
+    if (d := vdef(c)) is not None:
       where[d] = i
   return [c for c in code if c is not None]
 
 
-def _drop_overwritten(code: list[tuple], vt: type) -> list[tuple]:
+def _drop_overwritten(code: list[tuple]) -> list[tuple]:
   code, pending = list(code), {}  # register -> index of its unread definition in this block
   for i, c in enumerate(code):
     if _boundary(c):
       pending.clear()
       continue
-    for u in _uses(c, vt):
+    for u in vreads(c):
       pending.pop(u, None)
-    if (d := _def(c, vt)) is not None:
+    if (d := vdef(c)) is not None:
       if d in pending:
         code[pending[d]] = None
       pending[d] = i
@@ -92,12 +79,11 @@ def _drop_overwritten(code: list[tuple], vt: type) -> list[tuple]:
 
 _PURE = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")} - {"VEXTRACT"}
 HOIST_LOOP = 4  # invariant values hoisted per loop (each keeps a register for the whole loop)
-_SREG = re.compile(r"\bs(\d+)\b")
 
 
-def _hoist_invariants(code: list[tuple], vt: type) -> list[tuple]:
+def _hoist_invariants(code: list[tuple]) -> list[tuple]:
   """Move pure vector instructions whose operands do not change in an innermost loop in front of it."""
-  defs = collections.Counter(d for c in code if (d := _def(c, vt)) is not None)
+  defs = collections.Counter(d for c in code if (d := vdef(c)) is not None)
   code = list(code)
   for i, c in enumerate(code):
     if c[0] != "ins" or c[1] not in ("LOOP", "LOOPI"):
@@ -106,14 +92,14 @@ def _hoist_invariants(code: list[tuple], vt: type) -> list[tuple]:
     body = code[i + 1:end]
     if any(x[0] != "ins" or x[1] in ("LOOP", "LOOPI") for x in body):
       continue  # not innermost
-    inside = {_def(x, vt) for x in body} - {None}
-    written = {r for x in body if len(x) > 2 and isinstance(x[2], str) for r in _SREG.findall(x[2])}  # (or read: conservative)
+    inside = {vdef(x) for x in body} - {None}
+    written = {r for x in body if len(x) > 2 for r in sregs(x[2])}  # (first operands: written or read, conservative)
     moved = []
     for x in body:
       # (constant fills stay: the lowering already keeps the most used ones in registers)
-      if len(moved) < HOIST_LOOP and x[1] in _PURE and (d := _def(x, vt)) is not None and defs[d] == 1 and _uses(x, vt) \
-          and not any(u in inside for u in _uses(x, vt)) \
-          and not any(r in written for o in x[3:] if isinstance(o, str) for r in _SREG.findall(o)):
+      if len(moved) < HOIST_LOOP and x[1] in _PURE and (d := vdef(x)) is not None and defs[d] == 1 and vreads(x) \
+          and not any(u in inside for u in vreads(x)) \
+          and not any(r in written for o in x[3:] for r in sregs(o)):
         moved.append(x)
         inside.discard(d)
     if moved:
@@ -122,5 +108,5 @@ def _hoist_invariants(code: list[tuple], vt: type) -> list[tuple]:
   return code
 
 
-def optimize(code: list[tuple], vt: type) -> list[tuple]:
-  return _hoist_invariants(_drop_overwritten(_retarget_moves(_fold_zero_adds(code, vt), vt), vt), vt)
+def optimize(code: list[tuple]) -> list[tuple]:
+  return _hoist_invariants(_drop_overwritten(_retarget_moves(_fold_zero_adds(code))))

@@ -19,6 +19,7 @@ import collections
 import re
 
 from tinytpu import isa
+from tinytpu.backend.vcode import VT, sregs, vdef, vreads
 
 WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
 BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
@@ -27,35 +28,26 @@ BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-t
 BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
   "HALT", "FENCE", "NOP", "LOOP", "LOOPI", "LBREAK", "JMP", "RDCYCLE", "RDPERF", "PLD", "PST"} | {
   m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)}
-NO_VDEF = ("VST", "VSCATTER", "PST")  # vector operands are all read
 # dual issue (doc/core.md): one VMEM tile read, one VMEM tile write, one vector compute op and one
 # scalar op; two instructions of different classes issue together (a store then a load of the same
 # tile never does: the memory dependence below keeps them a cycle apart)
 DUAL = True
 PAIR_CLASS = isa.ISSUE_CLASS
 STORES = ("VST", "VSCATTER")
-_SREG = re.compile(r"\bs(\d+)\b")
 _TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")
 
 
 class _Node:
-  @staticmethod
-  def reads(c: tuple, vt: type) -> list:
-    """The vector registers an instruction reads (its first operand is written unless it stores)."""
-    vts = [o for o in c[2:] if isinstance(o, vt)]
-    return vts[1:] if vts and c[1] not in NO_VDEF and c[2] is vts[0] else vts
-
-  def __init__(self, pos: int, c: tuple, vt: type):
+  def __init__(self, pos: int, c: tuple):
     self.pos, self.c, self.mn = pos, c, c[1]
     info = isa.BY_MNEMONIC[self.mn]
     self.latency = info.latency
-    vts = [o for o in c[2:] if isinstance(o, vt)]
-    self.vdef = vts[0] if vts and self.mn not in NO_VDEF and c[2] is vts[0] else None
-    self.vuse = set(self.reads(c, vt))
+    self.vdef = vdef(c)
+    self.vuse = set(vreads(c))
     strs = [o for o in c[2:] if isinstance(o, str)]
     sd = info.operands and info.operands[0].name == "sd"
     self.sdef = int(strs[0][1:]) if sd else None
-    self.suse = {int(r) for o in (strs[1:] if sd else strs) for r in _SREG.findall(o)} - {0}
+    self.suse = {r for o in (strs[1:] if sd else strs) for r in sregs(o)} - {0}
     self.mem = None  # (store?, base reg, imm) for tile accesses, (store?, None, None) for element accesses
     if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
       m = next((_TILE.match(o) for o in strs if _TILE.match(o)), None) if self.mn in ("VLD", "VST") else None
@@ -72,9 +64,9 @@ def _conflict(a, b) -> bool:
   return a[1] is None or b[1] is None or a[1] != b[1] or a[2] == b[2]
 
 
-def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) -> list[tuple[int, tuple]]:
+def _block(code: list[tuple], uses: collections.Counter, regs: int) -> list[tuple[int, tuple]]:
   """The block in its new order, each instruction with the cycle the model issues it in."""
-  nodes = [_Node(i, c, vt) for i, c in enumerate(code)]
+  nodes = [_Node(i, c) for i, c in enumerate(code)]
   raw = lambda p: p.latency + 1 - BYPASS
   last: dict = {}     # register -> its last writer
   readers: dict = {}  # register -> readers since that write
@@ -85,7 +77,7 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
         n.preds[p] = max(n.preds.get(p, 0), d)
     for r in list(n.vuse) + [("s", x) for x in n.suse]:
       if (p := last.get(r)) is not None:
-        dep(p, raw(p) if isinstance(r, vt) else 1)
+        dep(p, raw(p) if isinstance(r, VT) else 1)
     for r in ([n.vdef] if n.vdef is not None else []) + ([("s", n.sdef)] if n.sdef is not None else []):
       for p in readers.get(r, []):
         dep(p, 0)  # after its readers: in the same cycle only as the second of a pair
@@ -147,13 +139,13 @@ def _block(code: list[tuple], vt: type, uses: collections.Counter, regs: int) ->
   return out
 
 
-def schedule(code: list[tuple], vt: type, regs: int) -> list[tuple]:
+def schedule(code: list[tuple], regs: int) -> list[tuple]:
   """The lowering's code (("ins", mnemonic, *operands) and ("label", name) entries), each block
   reordered; regs: the vector registers the allocator has."""
-  uses = collections.Counter(o for c in code if c[0] == "ins" for o in _Node.reads(c, vt))
+  uses = collections.Counter(v for c in code for v in vreads(c))
   out, block = [], []
   def flush():
-    out.extend([c for _, c in _block(block, vt, uses, regs)] if len(block) > 1 else block)
+    out.extend([c for _, c in _block(block, uses, regs)] if len(block) > 1 else block)
     block.clear()
   for c in code:
     if c[0] == "ins" and c[1] not in BARRIERS:

@@ -69,7 +69,7 @@ def test_schedule_keeps_semantics(seed):
   rng = np.random.default_rng(seed)
   data = {t: rng.integers(0, 1 << 32, (4, 4), dtype=np.uint64).astype(np.uint32) for t in range(TILES)}
   code = _random_block(rng)
-  got, exp = _run(schedule.schedule(code, lower.VT, lower.NPHYS), data), _run(code, data)
+  got, exp = _run(schedule.schedule(code, lower.NPHYS), data), _run(code, data)
   for (k, a, x), (_, _, y) in zip(got, exp):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
 
@@ -78,11 +78,11 @@ def test_schedule_fills_load_bubbles():
   a, b, c, d = (lower.VT(n) for n in "abcd")
   code = [("ins", "VLD", a, "[s0 + 0]"), ("ins", "VADD", b, a, a), ("ins", "VST", b, "[s0 + 2]"),
           ("ins", "VLD", c, "[s0 + 1]"), ("ins", "VADD", d, c, c), ("ins", "VST", d, "[s0 + 3]")]
-  out = [x[1] for x in schedule.schedule(code, lower.VT, lower.NPHYS)]
+  out = [x[1] for x in schedule.schedule(code, lower.NPHYS)]
   assert out == ["VLD", "VLD", "VADD", "VADD", "VST", "VST"]
   # a store to the tile a later load reads stays before it
   code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
-  assert schedule.schedule(code, lower.VT, lower.NPHYS) == code
+  assert schedule.schedule(code, lower.NPHYS) == code
 
 
 def test_schedule_pairs_loads_and_stores():
@@ -90,7 +90,7 @@ def test_schedule_pairs_loads_and_stores():
   # except a store then a load of the same tile; two loads or two stores never pair
   a, b, c = (lower.VT(n) for n in "abc")
   def cycles(*code):
-    out = schedule._block([("ins", *x) for x in code], lower.VT, collections.Counter(), lower.NPHYS)
+    out = schedule._block([("ins", *x) for x in code], collections.Counter(), lower.NPHYS)
     return [(cyc, x[1]) for cyc, x in out]
   assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 0]")) == [(0, "VLD"), (0, "VST")]
   assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 1]")) == [(0, "VLD"), (0, "VST")]
@@ -139,8 +139,8 @@ def test_peephole_keeps_semantics(seed):
   rng = np.random.default_rng(100 + seed)
   data = {t: rng.integers(0, 1 << 32, (4, 4), dtype=np.uint64).astype(np.uint32) for t in range(TILES)}
   code = _acc_block(rng) + _random_block(rng)
-  opt = peephole.optimize(code, lower.VT)
+  opt = peephole.optimize(code)
   assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
   assert [c[1] for c in opt].index("VMUL") < [c[1] for c in opt].index("LOOPI")  # the invariant left the loop
-  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.VT, lower.NPHYS), data), _run(code, data)):
+  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.NPHYS), data), _run(code, data)):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
