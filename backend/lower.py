@@ -450,8 +450,24 @@ class Lowering:
           break
         accs[acc], updates = mn, updates | {mine[0]}
       else:
-        if accs and not any(is_reg_load(u) and u not in updates for u in body):
+        # the tile reduction at END is right only if each accumulator starts this very loop: an
+        # accumulator that an enclosing loop carries across several runs of it (a reduce of a
+        # reduce fused into one kernel) would be tile-reduced once per run, then added to
+        if accs and not any(is_reg_load(u) and u not in updates for u in body) and \
+            all(self.starts_fresh(acc, pos[rng]) for acc in accs):
           self.lane_reduces[rng] = (pos[end], R, accs)
+
+  def starts_fresh(self, acc: tuple, at: int) -> bool:
+    """The register accumulator acc is (re)initialised after the last loop opened before position at."""
+    depth = 0
+    for u in reversed(self.uops[:at]):
+      if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and self.reg_of(u.src[0]) == acc:
+        return depth <= 0
+      if u.op is Ops.RANGE:
+        depth += 1
+      elif u.op is Ops.END:
+        depth -= 1
+    return False
 
   def find_dots(self):
     """Dot-product reduces to run on the MXU: reduce loops whose every accumulator update is a sum of

@@ -1,0 +1,36 @@
+"""Wrong answers found on TINYTPU, each pinned as a program compared with tinygrad's own `PYTHON`
+device (the UOp-semantics reference): exact for ints, 1e-5 relative for fp."""
+import numpy as np
+import pytest
+
+import tinytpu  # noqa: F401  registers the device
+from tinygrad import Tensor
+
+rng = np.random.default_rng(7)
+F444 = rng.standard_normal((4, 4, 4)).astype(np.float32)
+I7813 = rng.integers(-100, 100, (7, 8, 1, 3)).astype(np.int32)
+
+# name -> program over Tensors (the same on both devices)
+CASES = {
+  # a reduce of a reduce fused into one kernel: the inner loop ran across the lanes and was
+  # tile-reduced once per run of the enclosing loop (issue 12: -17460.4 instead of 4.27)
+  "sum_twice_fp": (lambda t: t.sum((0, 2)).sum(), F444),
+  "sum_keepdim_max_int": (lambda t: t.sum((0, 3), keepdim=True).max(), I7813),
+  "sum_then_sum_int": (lambda t: t.sum(1).sum(), I7813),
+  "max_of_sums_fp": (lambda t: t.sum(0).max(), F444),
+}
+
+
+def run(dev, name):
+  f, x = CASES[name]
+  return f(Tensor(x, device=dev)).numpy()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_against_python_device(name):
+  got, exp = run("TINYTPU", name), run("PYTHON", name)
+  assert got.shape == exp.shape
+  if np.issubdtype(exp.dtype, np.floating):
+    np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-5)
+  else:
+    np.testing.assert_array_equal(got, exp)
