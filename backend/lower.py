@@ -199,6 +199,7 @@ class Lowering:
     self.red = None
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
+    self.ifs: list[UOp] = []  # conditions of the open IF blocks
 
   # --- emission helpers
   def ins(self, mn: str, *ops):
@@ -1019,11 +1020,12 @@ class Lowering:
       return r
     raise unsupported(u, "uniform address term")
 
-  def address(self, a: Addr) -> tuple[str, Any]:
-    """("tile", "[sX + imm]", None) for a contiguous aligned access, else ("elem", index tile, "[sX + imm]" element base)."""
+  def address(self, a: Addr, mask: VT | None = None) -> tuple[str, Any]:
+    """("tile", "[sX + imm]", None) for a contiguous aligned access, else ("elem", index tile, "[sX + imm]" element base).
+    Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
     buf: Buf = a.buf
     L = self.L
-    form = self.lin(a.idx) if a.gate is None else None
+    form = self.lin(a.idx) if mask is None else None
     if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
@@ -1060,11 +1062,10 @@ class Lowering:
         self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
       return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
     idx = self.tile(self.value(a.idx), dtypes.int32)
-    if a.gate is not None:
+    if mask is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
-      gate = self.tile(self.value(a.gate), dtypes.bool)
       safe = VT("addr")
-      self.ins("VSEL", safe, gate, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
+      self.ins("VSEL", safe, mask, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
       idx = safe
     return "elem", idx, f"[s0 + {buf.base}]"
 
@@ -1170,7 +1171,7 @@ class Lowering:
       if u.dtype not in SUPPORTED_DTYPES:
         raise unsupported(u, "dtype")
       gate = u.src[2] if len(u.src) > 2 else a.gate  # LOAD(INDEX, alt, gate): gated-off lanes read alt
-      kind, where, base = self.address(dataclasses.replace(a, gate=gate))
+      kind, where, base = self.address(a, self.mask_of(gate))
       t = VT("ld")
       if kind == "tile":
         self.ins("VLD", t, where)
@@ -1187,12 +1188,11 @@ class Lowering:
       a = self.value(u.src[0])
       val = self.value(u.src[1])
       if isinstance(a.buf, tuple):
-        if len(u.src) > 2:
-          raise unsupported(u, "a gated store to a register")
         dst = a.buf[self.const_index(a.idx)]
         self.zeroed.pop(dst, None)
-        if self.red and self.red[3] is not None:  # lanes past the reduce's extent keep their partial result
-          self.ins("VSEL", dst, self.red[3], self.tile(val, u.src[1].dtype), dst)
+        keep = self.mask_of(u.src[2] if len(u.src) > 2 else None, self.red[3] if self.red else None)
+        if keep is not None:  # lanes gated off (or past a lane reduce's extent) keep their value
+          self.ins("VSEL", dst, keep, self.tile(val, u.src[1].dtype), dst)
           return
         if isinstance(val, Const):
           self.ins("VFILL", dst, _imm(val.val, val.dtype))
@@ -1202,21 +1202,19 @@ class Lowering:
           self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
         return
       self.written.add(a.buf.slot)
-      gate = u.src[2] if len(u.src) > 2 else a.gate
-      a = dataclasses.replace(a, gate=gate)
+      gate = self.mask_of(u.src[2] if len(u.src) > 2 else a.gate)
       v = self.tile(val, u.src[1].dtype)
-      kind, where, base = self.address(a)
+      kind, where, base = self.address(a, gate)
       if kind == "tile":
         self.ins("VST", v, where)
       else:
-        mask = self.ones if gate is None else self.tile(self.value(gate), dtypes.bool)
-        if self.valid is not None and gate is None:
-          mask = self.valid
-        elif self.valid is not None:
-          m = VT("mask")
-          self.ins("VAND", m, mask, self.valid)
-          mask = m
-        self.ins("VSCATTER", v, where, mask, base)
+        self.ins("VSCATTER", v, where, self.all_of(gate, self.valid) or self.ones, base)
+      return
+    if op is Ops.IF:  # SIMT: the block runs in every lane, its stores masked by the condition
+      self.ifs.append(u.src[0])
+      return
+    if op is Ops.ENDIF:
+      self.ifs.pop()
       return
     if op is Ops.CAST or op is Ops.BITCAST:
       self.vals[u] = self.cast(u)
@@ -1234,6 +1232,28 @@ class Lowering:
       self.vals[u] = self.alu(u)
       return
     raise unsupported(u, "no TinyTPU lowering for this UOp")
+
+  def mask_of(self, gate: UOp | None, *tiles: VT | None) -> VT | None:
+    """The lanes an access may touch: its gate AND every open IF's condition AND the given mask
+    tiles; None when all lanes may. A constant-true condition drops out."""
+    parts: list[VT] = list(tiles)
+    for g in ([gate] if gate is not None else []) + self.ifs:
+      v = self.value(g)
+      if not (isinstance(v, Const) and v.val):
+        parts.append(self.tile(v, dtypes.bool))
+    return self.all_of(*parts)
+
+  def all_of(self, *tiles: VT | None) -> VT | None:
+    """The AND of the mask tiles that are not None (None if none are)."""
+    parts = [t for t in tiles if t is not None]
+    if not parts:
+      return None
+    m = parts[0]
+    for p in parts[1:]:
+      nm = VT("mask")
+      self.ins("VAND", nm, m, p)
+      m = nm
+    return m
 
   def const_index(self, idx: UOp) -> int:
     if idx.op is Ops.CONST:

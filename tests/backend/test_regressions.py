@@ -9,6 +9,8 @@ from tinygrad import Tensor
 rng = np.random.default_rng(7)
 F444 = rng.standard_normal((4, 4, 4)).astype(np.float32)
 I7813 = rng.integers(-100, 100, (7, 8, 1, 3)).astype(np.int32)
+F56 = rng.random((5, 6)).astype(np.float32)
+F456 = rng.random((4, 5, 6)).astype(np.float32)
 
 # name -> program over Tensors (the same on both devices)
 CASES = {
@@ -18,6 +20,13 @@ CASES = {
   "sum_keepdim_max_int": (lambda t: t.sum((0, 3), keepdim=True).max(), I7813),
   "sum_then_sum_int": (lambda t: t.sum(1).sum(), I7813),
   "max_of_sums_fp": (lambda t: t.sum(0).max(), F444),
+  # Ops.IF blocks (gated stores): the block runs in every lane, stores masked by the condition
+  "nonzero": (lambda t: (t > 0.5).nonzero(), F56),
+  "masked_select": (lambda t: t.masked_select(t > 0.5), F56),
+  "cummax_values": (lambda t: t.cummax(2)[0], F456),
+  "cummax_indices": (lambda t: t.cummax(2)[1], F456),
+  "cumprod": (lambda t: t.cumprod(1), F56),
+  "max_pool_indices": (lambda t: t.max_pool2d(kernel_size=(2, 2), return_indices=True)[1], F456),
 }
 
 
