@@ -48,7 +48,7 @@ class TinyTPURenderer(Renderer):
     self.cfg = backend_config()
 
   def render(self, uops) -> str:
-    k = lower.Lowering(list(uops), self.cfg).lower()
+    k = lower.lower_kernel(list(uops), self.cfg)
     return pickle.dumps(k).hex()
 
   def supported_dtypes(self):

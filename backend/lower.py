@@ -188,9 +188,53 @@ def _fold(op: Ops, dt: DType, vals: list) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
+def output_nests(uops: list[UOp]) -> list[list[UOp]]:
+  """The kernel split at its top-level output (lane) loop nests, one UOp list per nest, in order.
+  tinygrad puts several independent nests in one kernel (gradients); each part keeps the UOps
+  outside every nest (parameters, constants, register buffers) and its own nest, and each store
+  outside the nests goes to exactly one part (the next nest's), so no effect runs twice."""
+  spans, start, open_ = [], None, set()
+  for i, u in enumerate(uops):
+    if u.op is Ops.RANGE and u.arg[-1] not in (AxisType.REDUCE, AxisType.GROUP_REDUCE, AxisType.UNROLL) and start is None:
+      start, open_ = i, {u}
+    elif start is not None and u.op is Ops.RANGE:
+      open_.add(u)
+    elif start is not None and u.op is Ops.END and u.src[1] in open_:
+      open_.discard(u.src[1])
+      if not open_:
+        spans.append((start, i))
+        start = None
+  if len(spans) < 2:
+    return [uops]
+  owner = {}  # position -> part, for the UOps inside a nest and the outside stores
+  for k, (s, e) in enumerate(spans):
+    owner.update({i: k for i in range(s, e + 1)})
+  for i, u in enumerate(uops):
+    if i not in owner and u.op in (Ops.STORE, Ops.IF, Ops.ENDIF, Ops.END):
+      owner[i] = next((k for k, (s, _) in enumerate(spans) if s > i), len(spans) - 1)
+  return [[u for i, u in enumerate(uops) if owner.get(i, k) == k] for k in range(len(spans))]
+
+
+def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
+  """Lower a linearised kernel: each output nest in turn (output_nests), one program."""
+  parts, first, codes, low = output_nests(list(uops)), None, [], None
+  for k, part in enumerate(parts):
+    low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "")
+    code = low.emit()
+    codes += code[:-1] if k < len(parts) - 1 else code  # one HALT, at the end
+    first = low.spill_base  # the next part's tables and staging tiles come after this part's
+    if k:
+      low.written |= prev.written
+      low.int8_checks = prev.int8_checks + low.int8_checks
+      low.mxu_tables = {**prev.mxu_tables, **low.mxu_tables}
+    prev = low
+  return low.finish(codes)
+
+
 class Lowering:
-  def __init__(self, uops: list[UOp], cfg: Config):
+  def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = ""):
     self.uops, self.cfg, self.L = uops, cfg, cfg.N * cfg.N
+    self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
     self.code: list[tuple] = []    # ("ins", mnemonic, operands...) | ("label", name)
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
@@ -207,7 +251,7 @@ class Lowering:
 
   def label(self) -> str:
     self.labels += 1
-    return f"L{self.labels}"
+    return f"{self.prefix}L{self.labels}"
 
   def sreg(self, why: str, temp: bool = True) -> int:
     """A free scalar register; temporaries are released after the current UOp is lowered."""
@@ -253,11 +297,16 @@ class Lowering:
   def analyse(self):
     u0 = self.uops
     self.lane_ranges: list[UOp] = []
+    closed = False  # an output range has ended: a later one would be a sibling nest, not nested
     for u in u0:
       if u.op is Ops.RANGE and u.arg[-1] not in (AxisType.REDUCE, AxisType.GROUP_REDUCE, AxisType.UNROLL):
-        if self.lane_ranges and self.lane_ranges[-1] not in u.src:
-          raise unsupported(u, "a second, non-nested output loop nest")
+        # an output range opened late in the nest (after reduces that do not depend on it) is still
+        # one more lane dimension: in SIMT every lane computes the work in front of it too
+        if closed:
+          raise unsupported(u, "sibling output loop nests inside one output loop (only top-level nests are split)")
         self.lane_ranges.append(u)
+      elif u.op is Ops.END and u.src[1] in self.lane_ranges:
+        closed = True
     # extents are ints, or uniform UOps for symbolic shapes (then G and the strides live in scalar registers)
     self.extents = [e if (e := _cint(r.src[0])) is not None else r.src[0] for r in self.lane_ranges]
     self.symbolic = any(not isinstance(e, int) for e in self.extents)
@@ -274,7 +323,9 @@ class Lowering:
         self.bufs[u] = Buf(u.arg.slot, dt, size, base)
         base += -(-size // self.L) * self.L
     self.const_base = base  # lane-index tile
-    self.spill_base = base // self.L + 1
+    if self.first_tile is None:
+      self.first_tile = base // self.L + 1
+    self.spill_base = self.first_tile
     # an address computed from loaded data: lanes past G must then hold real (clamped) values
     self.data_addr = any(u.op is Ops.INDEX and len(u.src) > 1 and any(x.op is Ops.LOAD for x in u.src[1].toposort()) for u in u0)
     self.lane_reduces = {}
@@ -529,7 +580,7 @@ class Lowering:
     # the element of the result area that lane reads)
     import numpy as np
     L, N = self.L, self.cfg.N
-    t = self.const_base // L + 1
+    t = self.first_tile
     tables: dict[int, list[int]] = {}
     for d in self.dots:
       M, K, Nc = d.dims
@@ -694,6 +745,18 @@ class Lowering:
     return self.vals[u]
 
   def lower(self) -> Kernel:
+    return self.finish(self.emit())
+
+  def finish(self, code: list[tuple]) -> Kernel:
+    """Schedule and allocate the virtual code; the kernel record for the runtime."""
+    code = schedule(optimize(code), NPHYS)
+    text, spills = allocate(code, self.spill_base)
+    bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
+    return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
+                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks)
+
+  def emit(self) -> list[tuple]:
+    """The kernel as virtual code (VT registers, physical scalar registers), ending in HALT."""
     self.analyse()
     L, cfg = self.L, self.cfg
     self.var_regs: list[tuple[int, str, int]] = []
@@ -765,11 +828,7 @@ class Lowering:
     self.code.append(("label", lane_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
-    self.code = schedule(optimize(_drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs)), NPHYS)
-    text, spills = allocate(self.code, self.spill_base)
-    bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
-    return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // L: list(range(L)), **self.mxu_tables}, cfg.N, self.int8_checks)
+    return _drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs)
 
   def unroll(self, tiles: int | None) -> tuple[int, int]:
     """(copies of the body per lane-loop iteration, iterations). Small kernels are unrolled

@@ -30,6 +30,29 @@ CASES = {
 }
 
 
+# gradients realised together (as test_ops does): tinygrad fuses them into kernels with several
+# output nests, or output ranges that open after the reduces (a padded 1x1 conv's weight gradient)
+GRADS = {
+  "padded_conv2d_1x1": (lambda x, w: x.conv2d(w, padding=2), [(4, 3, 11, 28), (4, 3, 1, 1)]),
+  "conv2d_stride2": (lambda x, w: x.conv2d(w, stride=2), [(2, 3, 7, 8), (4, 3, 3, 3)]),
+  "mul_bcast": (lambda x, y: (x * y).sum(0) + y, [(3, 4), (4,)]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADS))
+def test_gradients_against_python_device(name):
+  f, shapes = GRADS[name]
+  xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+  res = {}
+  for dev in ("PYTHON", "TINYTPU"):
+    ts = [Tensor(x, device=dev) for x in xs]
+    grads = f(*ts).sum().gradient(*ts)
+    Tensor.realize(*grads)
+    res[dev] = [g.numpy() for g in grads]
+  for got, exp in zip(res["TINYTPU"], res["PYTHON"]):
+    np.testing.assert_allclose(got, exp, rtol=1e-4, atol=1e-4)
+
+
 def run(dev, name):
   f, x = CASES[name]
   return f(Tensor(x, device=dev)).numpy()
