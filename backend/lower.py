@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import struct
 from typing import Any
 
@@ -22,6 +23,7 @@ from tinygrad.dtype import AddrSpace, DType, dtypes
 from tinygrad.uop.ops import AxisType, Ops, UOp
 
 from tinytpu import isa
+from tinytpu.backend import loops
 from tinytpu.backend.peephole import optimize
 from tinytpu.backend.schedule import schedule
 from tinytpu.backend.vcode import VT, sregs, vdef, vreads, vts
@@ -234,6 +236,8 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
 class Lowering:
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = ""):
     self.uops, self.cfg, self.L = uops, cfg, cfg.N * cfg.N
+    sink = next((u for u in uops if u.op is Ops.SINK), None)
+    self.name = re.sub(r"\x1b\[[0-9;]*m", "", getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
     self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
     self.code: list[tuple] = []    # ("ins", mnemonic, operands...) | ("label", name)
     self.vals: dict[UOp, Any] = {}
@@ -749,7 +753,7 @@ class Lowering:
 
   def finish(self, code: list[tuple]) -> Kernel:
     """Schedule and allocate the virtual code; the kernel record for the runtime."""
-    code = schedule(optimize(code), NPHYS)
+    code = schedule(optimize(loops.legalise(code, self.name)), NPHYS)
     text, spills = allocate(code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
@@ -1420,7 +1424,7 @@ NPHYS = DEFAULT.VREGS - SCRATCH
 def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
   # loop extents in instruction indices: LOOP/LOOPI at i ... label at j
   label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
-  loops = [(i, label_at[c[-1]]) for i, c in enumerate(code) if c[0] == "ins" and c[1] in ("LOOP", "LOOPI")]
+  spans = loops.loop_spans(code) + loops.branch_loops(code)
   first: dict[VT, int] = {}
   last: dict[VT, int] = {}
   for i, c in enumerate(code):
@@ -1433,7 +1437,7 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
   changed = True
   while changed:
     changed = False
-    for s, e in loops:
+    for s, e in spans:
       for v in first:
         if first[v] < s < last[v] <= e:
           if last[v] < e:

@@ -1,0 +1,60 @@
+"""Loop-depth legalisation: nests deeper than the SXU's loop stack run with their outer loops as
+counted branch loops, giving the same result on the golden model; without the pass the same program
+traps `loop_stack` (so the test sees the hardware limit it works around)."""
+import pytest
+
+from tinytpu import asm, isa
+from tinytpu.backend import loops, lower
+from tinytpu.config import DEFAULT
+from tinytpu.golden import interp
+
+
+def nest(counts: list, reg_counts: bool = False) -> list[tuple]:
+  """Loops nested as counts (outer first) around `s1 += 1`, with a vector value defined before the
+  loops and read in the innermost body (its register must stay live across the branch loops)."""
+  v, acc = lower.VT("v"), lower.VT("acc")
+  code = [("ins", "VFILL", v, 3), ("ins", "VFILL", acc, 0), ("ins", "LI", "s1", 0)]
+  for d, n in enumerate(counts):
+    if reg_counts:
+      code += [("ins", "LI", f"s{8 + d}", n), ("ins", "LOOP", f"s{8 + d}", f"E{d}")]
+    else:
+      code.append(("ins", "LOOPI", n, f"E{d}"))
+  code += [("ins", "SADDI", "s1", "s1", 1), ("ins", "VADD", acc, acc, v)]
+  for d in reversed(range(len(counts))):
+    code.append(("label", f"E{d}"))
+    code.append(("ins", "SADDI", "s2", "s2", 1))  # a loop ends strictly inside the one around it
+  code += [("ins", "VST", acc, "[s0 + 0]"), ("ins", "HALT")]
+  return code
+
+
+def run(code: list[tuple]):
+  text, _ = lower.allocate(code, 8)
+  b = asm.assemble_bundle(text, DEFAULT)
+  b.dumps += [("vmem", 0, 1), ("sreg", 0, 16)]
+  return interp.run(b)
+
+
+@pytest.mark.parametrize("counts,reg", [([2, 3, 1, 2, 2, 3], False), ([3, 2, 2, 2, 2], True), ([2, 0, 3, 2, 2], False),
+                                        ([2, 2, 2, 2], False)])
+def test_deep_nests_run(counts, reg):
+  code = nest(counts, reg)
+  total = 1
+  for n in counts:
+    total *= n
+  if len(counts) > isa.LOOP_DEPTH and all(counts):
+    assert run(code).trap == "loop_stack"  # the hardware limit is real
+  res = run(loops.legalise(code))
+  assert res.status == "ok", (res.status, res.trap)
+  regs = next(t for kind, _, t in res.dumps if kind == "sreg")
+  assert int(regs[1]) == total
+  tile = next(t for kind, _, t in res.dumps if kind == "vmem")
+  assert (tile == 3 * total).all()
+  kept = sum(1 for c in loops.legalise(code) if c[0] == "ins" and c[1] in loops.HW_LOOPS)
+  assert kept == min(len(counts), isa.LOOP_DEPTH)  # the innermost loops stay in hardware
+
+
+def test_no_register_left_is_refused():
+  code = nest([2] * 6)
+  code[:0] = [("ins", "LI", f"s{r}", 0) for r in range(2, 16)]  # every scalar register in use
+  with pytest.raises(NotImplementedError, match=r"kernel k: loops nest 6 deep \(the SXU has 4\)"):
+    loops.legalise(code, "k")
