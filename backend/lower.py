@@ -217,11 +217,24 @@ def output_nests(uops: list[UOp]) -> list[list[UOp]]:
   return [[u for i, u in enumerate(uops) if owner.get(i, k) == k] for k in range(len(spans))]
 
 
+class OutOfScalarRegisters(NotImplementedError):
+  pass
+
+
 def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
-  """Lower a linearised kernel: each output nest in turn (output_nests), one program."""
-  parts, first, codes, low = output_nests(list(uops)), None, [], None
+  """Lower a linearised kernel: each output nest in turn (output_nests), one program. A kernel that
+  runs out of scalar registers is lowered again frugally: no induction registers (addresses are
+  computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
+  try:
+    return _lower_parts(list(uops), cfg, frugal=False)
+  except OutOfScalarRegisters:
+    return _lower_parts(list(uops), cfg, frugal=True)
+
+
+def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
+  parts, first, codes, low = output_nests(uops), None, [], None
   for k, part in enumerate(parts):
-    low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "")
+    low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "", frugal=frugal)
     code = low.emit()
     codes += code[:-1] if k < len(parts) - 1 else code  # one HALT, at the end
     first = low.spill_base  # the next part's tables and staging tiles come after this part's
@@ -234,8 +247,8 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
 
 
 class Lowering:
-  def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = ""):
-    self.uops, self.cfg, self.L = uops, cfg, cfg.N * cfg.N
+  def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
+    self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
     sink = next((u for u in uops if u.op is Ops.SINK), None)
     self.name = re.sub(r"\x1b\[[0-9;]*m", "", getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
     self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
@@ -260,7 +273,8 @@ class Lowering:
   def sreg(self, why: str, temp: bool = True) -> int:
     """A free scalar register; temporaries are released after the current UOp is lowered."""
     if not self.free_sregs:
-      raise NotImplementedError(f"TINYTPU: out of scalar registers ({why}); the kernel has too many nested loops or variables")
+      raise OutOfScalarRegisters(f"TINYTPU kernel {self.name}: out of scalar registers ({why}); the kernel has too many nested loops or variables"
+                                 + (" even without induction registers and unrolled reduce steps" if self.frugal else ""))
     r = self.free_sregs.pop()
     if temp:
       self.temps.append(r)
@@ -478,6 +492,8 @@ class Lowering:
         continue
       if R <= UNROLL_REDUCE and R * len(body) <= UNROLL_BUDGET // 4:
         self.unrolled[rng] = pos[end]
+      elif self.frugal:
+        continue
       elif (U := next((U for U in (8, 4, 2) if R % U == 0 and U * len(body) <= UNROLL_BUDGET // 4), None)) is not None:
         self.partial[rng] = (pos[end], U)
 
@@ -796,6 +812,7 @@ class Lowering:
       r = self.sreg("lane loop count", temp=False)
       self.ins("LI", f"s{r}", iters)
       self.ins("LOOP", f"s{r}", lane_end)
+      self.release(r)  # LOOP reads its count once, on entry
     elif looping:
       self.ins("LOOPI", iters, lane_end)
     g0 = self.iota
@@ -1137,6 +1154,8 @@ class Lowering:
     register (c * the loop variable) is set before the loop and stepped at its end."""
     for i, lp in enumerate(self.loops):
       if lp[0] is r:
+        if c not in lp[4] and self.frugal:
+          return None  # the address is computed in temporaries instead
         if c not in lp[4]:
           lp[4][c] = reg = self.sreg("induction variable", temp=False)
           self.code.insert(lp[3] + 1, ("ins", "LI", f"s{reg}", 0))
