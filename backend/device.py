@@ -84,6 +84,11 @@ def from_lanes(lanes: np.ndarray, dt) -> np.ndarray:
   return lanes.view(np.int32).astype(_np(dt))  # narrow ints wrap
 
 
+def _plain(name: str) -> str:
+  """A kernel name without tinygrad's colour codes."""
+  return re.sub(r"\x1b\[[0-9;]*m", "", name)
+
+
 class TinyTPUProgram(Program):
   def __init__(self, dev: "TinyTPUDevice", obj):
     self.dev, self.name = dev, obj.name
@@ -101,10 +106,13 @@ class TinyTPUProgram(Program):
       info, mv = by_slot[slot]
       vals_ = np.frombuffer(mv, dtype=_np(info.dtype), count=info.size)[elems]
       if len(vals_) and (vals_.min() < -128 or vals_.max() > 127):
-        name = re.sub(r"\x1b\[[0-9;]*m", "", self.name)
-        raise ValueError(f"TINYTPU kernel {name}: matmul operand buffer {slot} ({info.dtype}, {info.size} elements) holds values in "
+        raise ValueError(f"TINYTPU kernel {_plain(self.name)}: matmul operand buffer {slot} ({info.dtype}, {info.size} elements) holds values in "
                          f"[{vals_.min()}, {vals_.max()}], outside int8 [-128, 127]; the MXU multiplies int8 (cast the operands to int8)")
-    b = Bundle(config=cfg, program=list(self.words), max_cycles=int(getenv("TINYTPU_WATCHDOG", 200_000_000)))
+    watchdog = int(os.environ.get("TINYTPU_WATCHDOG", 200_000_000))  # (tinygrad's getenv caches: tests change it)
+    if k.executed is not None and k.executed // 2 > watchdog:  # two instructions a cycle at best
+      raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: retires {k.executed} instructions (at least {k.executed // 2} cycles), "
+                         f"more than the watchdog allows ({watchdog} cycles, TINYTPU_WATCHDOG); not run")
+    b = Bundle(config=cfg, program=list(self.words), max_cycles=watchdog)
     for info, mv in zip(k.bufs, bufs):
       lanes = to_lanes(mv, info.dtype, info.size)
       pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)

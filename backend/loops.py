@@ -67,3 +67,43 @@ def legalise(code: list[tuple], kernel: str = "kernel") -> list[tuple]:
   for pos, repl in sorted(edits, key=lambda e: -e[0]):
     out[pos:pos + 1] = repl
   return out
+
+
+def executed(code: list[tuple], weights: list[int] | None = None) -> int | None:
+  """Instructions the kernel retires, every loop at its trip count (hardware loops and branch
+  loops alike), or None when a count is not a constant of the program (symbolic shapes); weights
+  are the instructions each one became after register allocation (spill code)."""
+  label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
+  li: dict[int, int] = {}  # position -> the value the nearest LI before it gave a register
+  last: dict[str, int] = {}
+  for i, c in enumerate(code):
+    li[i] = dict(last)
+    if c[0] == "ins" and c[1] == "LI":
+      last[c[2]] = c[3]
+    elif c[0] == "ins" and c[1] == "SADDI" and c[3] in last:
+      last[c[2]] = last[c[3]] + c[4]
+    elif c[0] == "ins" and len(c) > 2 and isinstance(c[2], str) and c[2] in last:
+      del last[c[2]]  # written by something else
+  spans = []  # (first, last, trips)
+  for i, c in enumerate(code):
+    if c[0] != "ins":
+      continue
+    if c[1] == "LOOPI":
+      spans.append((i + 1, label_at[c[-1]] - 1, c[2]))
+    elif c[1] == "LOOP":
+      if (n := li[i].get(c[2])) is None:
+        return None
+      spans.append((i + 1, label_at[c[-1]] - 1, n))
+  for top, br in branch_loops(code):
+    if (n := li[top].get(code[br][3])) is None:
+      return None
+    spans.append((top, br, n))
+  total = 0
+  for i, c in enumerate(code):
+    if c[0] == "ins":
+      f = 1
+      for s, e, n in spans:
+        if s <= i <= e:
+          f *= max(n, 0)
+      total += f * (weights[i] if weights is not None else 1)
+  return total

@@ -79,6 +79,7 @@ class Kernel:
   const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
   N: int
   int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
+  executed: int | None = None   # instructions it retires (spills aside), None for symbolic loop counts
 
 
 @dataclasses.dataclass
@@ -770,10 +771,11 @@ class Lowering:
   def finish(self, code: list[tuple]) -> Kernel:
     """Schedule and allocate the virtual code; the kernel record for the runtime."""
     code = schedule(optimize(loops.legalise(code, self.name)), NPHYS)
-    text, spills = allocate(code, self.spill_base)
+    text, spills, weights = allocate(code, self.spill_base)
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks)
+                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks,
+                  loops.executed(code, weights))
 
   def emit(self) -> list[tuple]:
     """The kernel as virtual code (VT registers, physical scalar registers), ending in HALT."""
@@ -1484,10 +1486,11 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
       spill[victim] = len(spill)
       active.remove(victim)
       active.append(v)
-  out = []
+  out, weights = [], []  # weights: instructions each virtual one became (spill reloads and stores included)
   for c in code:
     if c[0] == "label":
       out.append(f"{c[1]}:")
+      weights.append(0)
       continue
     mn, ops = c[1], list(c[2:])
     pre, post = [], []
@@ -1506,4 +1509,5 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int]:
       post.append(f"VST v{mapping[d]}, [s0 + {spill_base + spill[d]}]")
     text_ops = [f"v{phys[o]}" if isinstance(o, VT) and o in phys else f"v{mapping[o]}" if isinstance(o, VT) else str(o) for o in ops]
     out += pre + [f"  {mn} {', '.join(text_ops)}".rstrip()] + post
-  return "\n".join(out) + "\n", len(spill)
+    weights.append(1 + len(pre) + len(post))
+  return "\n".join(out) + "\n", len(spill), weights

@@ -28,7 +28,7 @@ def nest(counts: list, reg_counts: bool = False) -> list[tuple]:
 
 
 def run(code: list[tuple]):
-  text, _ = lower.allocate(code, 8)
+  text, _, _ = lower.allocate(code, 8)
   b = asm.assemble_bundle(text, DEFAULT)
   b.dumps += [("vmem", 0, 1), ("sreg", 0, 16)]
   return interp.run(b)
@@ -43,8 +43,10 @@ def test_deep_nests_run(counts, reg):
     total *= n
   if len(counts) > isa.LOOP_DEPTH and all(counts):
     assert run(code).trap == "loop_stack"  # the hardware limit is real
-  res = run(loops.legalise(code))
+  legal = loops.legalise(code)
+  res = run(legal)
   assert res.status == "ok", (res.status, res.trap)
+  assert loops.executed(legal) == res.perf["retired"]
   regs = next(t for kind, _, t in res.dumps if kind == "sreg")
   assert int(regs[1]) == total
   tile = next(t for kind, _, t in res.dumps if kind == "vmem")
@@ -58,3 +60,35 @@ def test_no_register_left_is_refused():
   code[:0] = [("ins", "LI", f"s{r}", 0) for r in range(2, 16)]  # every scalar register in use
   with pytest.raises(NotImplementedError, match=r"kernel k: loops nest 6 deep \(the SXU has 4\)"):
     loops.legalise(code, "k")
+
+
+def test_executed_count_matches_the_golden_model(monkeypatch):
+  """The static count of retired instructions (the watchdog pre-check) against what the golden
+  model retires, for kernels with lane loops, reduce loops, unrolled and MXU code."""
+  import numpy as np
+  from tinygrad import Tensor, dtypes
+  from tinytpu.backend import device, runner
+  seen = []
+  call = device.TinyTPUProgram.__call__
+  def spy(self, *a, **kw):
+    before = runner.STATS["instructions"]
+    out = call(self, *a, **kw)
+    seen.append((self.name, self.kernel.executed, runner.STATS["instructions"] - before))
+    return out
+  monkeypatch.setattr(device.TinyTPUProgram, "__call__", spy)
+  x = np.arange(6 * 70, dtype=np.int32).reshape(6, 70) % 50 - 25
+  t = Tensor(x, device="TINYTPU")
+  (t.sum(1) + t.max(0).sum()).realize()
+  (t.cast(dtypes.int8).cast(dtypes.int32) @ t.T.cast(dtypes.int8).cast(dtypes.int32)).realize()
+  (Tensor(np.ones(5000, np.float32), device="TINYTPU") * 3).realize()
+  assert len(seen) >= 3
+  for name, est, retired in seen:
+    assert est == retired, (name, est, retired)
+
+
+def test_watchdog_refuses_before_running(monkeypatch):
+  import numpy as np
+  from tinygrad import Tensor
+  monkeypatch.setenv("TINYTPU_WATCHDOG", "50")
+  with pytest.raises(RuntimeError, match=r"TINYTPU kernel .*: retires \d+ instructions .* more than the watchdog allows \(50 cycles"):
+    (Tensor(np.ones((40, 40), np.float32), device="TINYTPU").sum(1) * 2).realize()

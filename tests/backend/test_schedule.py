@@ -56,7 +56,7 @@ mask, ones = lower.VT("mask"), lower.VT("ones")
 
 def _run(code: list[tuple], data: dict) -> tuple:
   prologue = [("ins", "VFILL", mask, TILES * 16 - 1), ("ins", "VFILL", ones, 1), ("ins", "LI", "s1", 3)]
-  text, _ = lower.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
+  text, _, _ = lower.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
   b = Bundle(config=DEFAULT, program=asm.assemble(text, DEFAULT.N), vmem=dict(data),
              dumps=[("vmem", 0, TILES), ("sreg", 0, 16)])
   r = interp.run(b)
