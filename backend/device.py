@@ -6,7 +6,6 @@ VMEM, its program, dumps of the buffers it writes) and runs it on the runner cho
 from __future__ import annotations
 
 import os
-import pickle
 import re
 import sys
 import types
@@ -16,9 +15,9 @@ from tinygrad.device import Allocator, Compiled, Compiler, Program
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv
 from tinygrad.renderer import Renderer
+from tinygrad.uop.ops import Ops
 
-from tinytpu import asm
-from tinytpu.backend import lower, runner
+from tinytpu.backend import listing, lower, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
@@ -48,8 +47,11 @@ class TinyTPURenderer(Renderer):
     self.cfg = backend_config()
 
   def render(self, uops) -> str:
-    k = lower.lower_kernel(list(uops), self.cfg)
-    return pickle.dumps(k).hex()
+    """The kernel's TASM listing (backend/listing.py): what DEBUG=4 prints and the compiler reads."""
+    uops = list(uops)
+    k = lower.lower_kernel(uops, self.cfg)
+    sink = next((u for u in uops if u.op is Ops.SINK), None)
+    return listing.render(_plain(getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel", k)
 
   def supported_dtypes(self):
     return set(lower.SUPPORTED_DTYPES)
@@ -57,9 +59,7 @@ class TinyTPURenderer(Renderer):
 
 class TinyTPUCompiler(Compiler):
   def compile(self, src: str) -> bytes:
-    k: lower.Kernel = pickle.loads(bytes.fromhex(src))
-    words = asm.assemble(k.asm, k.N)
-    return pickle.dumps((k, words))
+    return listing.compile_listing(src, backend_config()).to_bytes()
 
 
 TinyTPURenderer.compiler = TinyTPUCompiler()
@@ -92,7 +92,8 @@ def _plain(name: str) -> str:
 class TinyTPUProgram(Program):
   def __init__(self, dev: "TinyTPUDevice", obj):
     self.dev, self.name = dev, obj.name
-    self.kernel, self.words = pickle.loads(obj.lib)
+    self.kernel = listing.Compiled.from_bytes(obj.lib)
+    self.words = self.kernel.words
 
   def __call__(self, *bufs, vals=(), wait=False, **kw):
     k, cfg = self.kernel, backend_config()
@@ -119,8 +120,7 @@ class TinyTPUProgram(Program):
       pad[:info.size] = lanes
       for t, tile in enumerate(pad.reshape(-1, cfg.N, cfg.N)):
         b.vmem[info.base // L + t] = tile
-    for t, vals_ in k.const_tiles.items():
-      b.vmem[t] = np.array(vals_, dtype=np.uint32).reshape(cfg.N, cfg.N)
+    b.vmem.update(k.const_tiles)
     for (_, _, reg), v in zip(k.var_regs, vals):
       b.sregs[reg] = int(v) & 0xFFFFFFFF
     by_slot = {info.slot: info for info in k.bufs}
