@@ -13,11 +13,10 @@ import types
 import numpy as np
 from tinygrad.device import Allocator, Compiled, Compiler, Program
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import getenv
 from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import Ops
 
-from tinytpu.backend import listing, lower, runner
+from tinytpu.backend import listing, lower, optable, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
@@ -39,7 +38,7 @@ class TinyTPURenderer(Renderer):
   supports_float4 = False
   global_max = None
   local_max = None
-  code_for_op = {op: None for op in lower.NATIVE_OPS}
+  code_for_op = {op: None for op in optable.NATIVE_OPS}
 
   def __init__(self, target=None):
     if target is not None:
@@ -54,7 +53,7 @@ class TinyTPURenderer(Renderer):
     return listing.render(_plain(getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel", k)
 
   def supported_dtypes(self):
-    return set(lower.SUPPORTED_DTYPES)
+    return set(optable.SUPPORTED_DTYPES)
 
 
 class TinyTPUCompiler(Compiler):

@@ -4,7 +4,7 @@ traps `loop_stack` (so the test sees the hardware limit it works around)."""
 import pytest
 
 from tinytpu import asm, isa
-from tinytpu.backend import loops, lower
+from tinytpu.backend import loops, regalloc, vcode
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -12,7 +12,7 @@ from tinytpu.golden import interp
 def nest(counts: list, reg_counts: bool = False) -> list[tuple]:
   """Loops nested as counts (outer first) around `s1 += 1`, with a vector value defined before the
   loops and read in the innermost body (its register must stay live across the branch loops)."""
-  v, acc = lower.VT("v"), lower.VT("acc")
+  v, acc = vcode.VT("v"), vcode.VT("acc")
   code = [("ins", "VFILL", v, 3), ("ins", "VFILL", acc, 0), ("ins", "LI", "s1", 0)]
   for d, n in enumerate(counts):
     if reg_counts:
@@ -28,7 +28,7 @@ def nest(counts: list, reg_counts: bool = False) -> list[tuple]:
 
 
 def run(code: list[tuple]):
-  text, _, _ = lower.allocate(code, 8)
+  text, _, _ = regalloc.allocate(code, 8)
   b = asm.assemble_bundle(text, DEFAULT)
   b.dumps += [("vmem", 0, 1), ("sreg", 0, 16)]
   return interp.run(b)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tinytpu import asm
-from tinytpu.backend import lower, peephole, schedule
+from tinytpu.backend import peephole, regalloc, schedule, vcode
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
@@ -22,22 +22,22 @@ def _random_block(rng: np.random.Generator) -> list[tuple]:
   for _ in range(rng.integers(8, 40)):
     k = rng.integers(7) if vals else 0
     if k == 0:
-      v = lower.VT("ld")
+      v = vcode.VT("ld")
       code.append(("ins", "VLD", v, f"[s{rng.integers(2)} + {rng.integers(3)}]"))  # s1 in [0, 3]
       vals.append(v)
     elif k == 1:
       code.append(("ins", "VST", val(), f"[s{rng.integers(2)} + {rng.integers(3)}]"))
     elif k == 2:
-      v = lower.VT("op")
+      v = vcode.VT("op")
       code.append(("ins", str(rng.choice(["VADD", "VSUB", "VMUL", "VXOR"])), v, val(), val()))
       vals.append(v)
     elif k == 3:  # element accesses: the lane values masked to addresses inside the data tiles
-      idx, v = lower.VT("idx"), lower.VT("g")
+      idx, v = vcode.VT("idx"), vcode.VT("g")
       code.append(("ins", "VAND", idx, val(), mask))
       code.append(("ins", "VGATHER", v, idx, "[s0 + 0]"))
       vals.append(v)
     elif k == 4:
-      idx = lower.VT("idx")
+      idx = vcode.VT("idx")
       code.append(("ins", "VAND", idx, val(), mask))
       code.append(("ins", "VSCATTER", val(), idx, ones, "[s0 + 0]"))
     elif k == 5:
@@ -45,18 +45,18 @@ def _random_block(rng: np.random.Generator) -> list[tuple]:
       code.append(("ins", "SADDI", "s1", "s1", step))
       s1 += step
     else:
-      v = lower.VT("f")
+      v = vcode.VT("f")
       code.append(("ins", "VFILL", v, int(rng.integers(-5, 5))))
       vals.append(v)
   return code
 
 
-mask, ones = lower.VT("mask"), lower.VT("ones")
+mask, ones = vcode.VT("mask"), vcode.VT("ones")
 
 
 def _run(code: list[tuple], data: dict) -> tuple:
   prologue = [("ins", "VFILL", mask, TILES * 16 - 1), ("ins", "VFILL", ones, 1), ("ins", "LI", "s1", 3)]
-  text, _, _ = lower.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
+  text, _, _ = regalloc.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
   b = Bundle(config=DEFAULT, program=asm.assemble(text, DEFAULT.N), vmem=dict(data),
              dumps=[("vmem", 0, TILES), ("sreg", 0, 16)])
   r = interp.run(b)
@@ -69,28 +69,28 @@ def test_schedule_keeps_semantics(seed):
   rng = np.random.default_rng(seed)
   data = {t: rng.integers(0, 1 << 32, (4, 4), dtype=np.uint64).astype(np.uint32) for t in range(TILES)}
   code = _random_block(rng)
-  got, exp = _run(schedule.schedule(code, lower.NPHYS), data), _run(code, data)
+  got, exp = _run(schedule.schedule(code, regalloc.NPHYS), data), _run(code, data)
   for (k, a, x), (_, _, y) in zip(got, exp):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
 
 
 def test_schedule_fills_load_bubbles():
-  a, b, c, d = (lower.VT(n) for n in "abcd")
+  a, b, c, d = (vcode.VT(n) for n in "abcd")
   code = [("ins", "VLD", a, "[s0 + 0]"), ("ins", "VADD", b, a, a), ("ins", "VST", b, "[s0 + 2]"),
           ("ins", "VLD", c, "[s0 + 1]"), ("ins", "VADD", d, c, c), ("ins", "VST", d, "[s0 + 3]")]
-  out = [x[1] for x in schedule.schedule(code, lower.NPHYS)]
+  out = [x[1] for x in schedule.schedule(code, regalloc.NPHYS)]
   assert out == ["VLD", "VLD", "VADD", "VADD", "VST", "VST"]
   # a store to the tile a later load reads stays before it
   code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
-  assert schedule.schedule(code, lower.NPHYS) == code
+  assert schedule.schedule(code, regalloc.NPHYS) == code
 
 
 def test_schedule_pairs_loads_and_stores():
   # the model's issue cycles (doc/core.md, dual issue): a load and a store pair in either order,
   # except a store then a load of the same tile; two loads or two stores never pair
-  a, b, c = (lower.VT(n) for n in "abc")
+  a, b, c = (vcode.VT(n) for n in "abc")
   def cycles(*code):
-    out = schedule._block([("ins", *x) for x in code], collections.Counter(), lower.NPHYS)
+    out = schedule._block([("ins", *x) for x in code], collections.Counter(), regalloc.NPHYS)
     return [(cyc, x[1]) for cyc, x in out]
   assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 0]")) == [(0, "VLD"), (0, "VST")]
   assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 1]")) == [(0, "VLD"), (0, "VST")]
@@ -106,7 +106,7 @@ def test_schedule_pairs_loads_and_stores():
   # VRELU + VST | VST (the longest path alone would leave two stores unpaired: 8 cycles)
   code = []
   for t in range(4):
-    x, y = lower.VT("x"), lower.VT("y")
+    x, y = vcode.VT("x"), vcode.VT("y")
     code += [("VLD", x, f"[s0 + {t}]"), ("VRELU", y, x), ("VST", y, f"[s0 + {4 + t}]")]
   got = cycles(*code)
   assert max(c for c, _ in got) == 6 and len({c for c, _ in got}) == 7, got
@@ -114,17 +114,17 @@ def test_schedule_pairs_loads_and_stores():
 
 def _acc_block(rng: np.random.Generator) -> list[tuple]:
   """Accumulator shapes the lowering emits (fill with 0, add, move back), some inside a loop."""
-  accs = [lower.VT(f"acc{i}") for i in range(2)]
+  accs = [vcode.VT(f"acc{i}") for i in range(2)]
   code = [("ins", "VFILL", a, 0) for a in accs]
   def step():
-    a, x, t = accs[rng.integers(2)], lower.VT("x"), lower.VT("t")
+    a, x, t = accs[rng.integers(2)], vcode.VT("x"), vcode.VT("t")
     out = [("ins", "VLD", x, f"[s0 + {rng.integers(3)}]"), ("ins", "VADD", t, a, x), ("ins", "VMOV", a, t)]
     if rng.integers(2):
       out.append(("ins", "VFILL", accs[rng.integers(2)], int(rng.integers(2))))
     return out
   for _ in range(rng.integers(1, 4)):
     code += step()
-  k, inv, t, acc2 = lower.VT("k"), lower.VT("inv"), lower.VT("t"), lower.VT("acc2")
+  k, inv, t, acc2 = vcode.VT("k"), vcode.VT("inv"), vcode.VT("t"), vcode.VT("acc2")
   code += [("ins", "VFILL", k, int(rng.integers(1, 9))), ("ins", "VFILL", acc2, 0)]
   # an invariant product inside the loop (hoisted in front of it), added into an accumulator
   code += [("ins", "LOOPI", 3, "Lend")] + step() + [("ins", "VMUL", inv, k, k), ("ins", "VADD", t, acc2, inv),
@@ -142,5 +142,5 @@ def test_peephole_keeps_semantics(seed):
   opt = peephole.optimize(code)
   assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
   assert [c[1] for c in opt].index("VMUL") < [c[1] for c in opt].index("LOOPI")  # the invariant left the loop
-  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, lower.NPHYS), data), _run(code, data)):
+  for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, regalloc.NPHYS), data), _run(code, data)):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")

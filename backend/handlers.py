@@ -1,0 +1,387 @@
+"""Per-UOp lowering (a mixin of Lowering): a handler per UOp kind, ALU ops through the op table,
+addresses (tile loads/stores, gathers/scatters, masks), casts."""
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from tinygrad.dtype import AddrSpace, dtypes
+from tinygrad.uop.ops import Ops, UOp
+
+from tinytpu.backend.vcode import VT
+from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cls, _fold, _fold_int, _imm,
+                                     _narrow, unsupported)
+from tinytpu.backend.records import Addr, Buf, Const, SReg
+
+
+class Handlers:
+  def lower_uop(self, u: UOp):
+    """Lower one UOp through its handler (HANDLERS, or the ALU table)."""
+    if (h := HANDLERS.get(u.op)) is not None:
+      return h(self, u)
+    if u.op in _ALU:
+      self.vals[u] = self.alu(u)
+      return
+    raise unsupported(u, "no TinyTPU lowering for this UOp")
+
+  def _nothing(self, u: UOp):
+    pass
+
+  def _const(self, u: UOp):
+    self.vals[u] = Const(u.arg, u.dtype)
+
+  def _param(self, u: UOp):
+    if u.arg.addrspace == AddrSpace.GLOBAL:
+      self.vals[u] = self.bufs[u]
+    elif u not in self.vals:  # kernel variables were given their registers up front
+      raise unsupported(u, f"parameter in address space {u.arg.addrspace}")
+
+  def _buffer(self, u: UOp):
+    if u.arg.addrspace != AddrSpace.REG:
+      raise unsupported(u, f"a buffer in address space {u.arg.addrspace}")
+    self.vals[u] = tuple(VT(f"acc{i}") for i in range(int(u.src[0].arg if u.src[0].op is Ops.CONST else u.src[0].src[0].arg)))
+
+  def _after(self, u: UOp):
+    self.vals[u] = self.value(u.src[0])
+
+  def _index(self, u: UOp):
+    self.vals[u] = Addr(self.value(u.src[0]), u.src[1], u.src[2] if len(u.src) > 2 else None)
+
+  def _range(self, u: UOp):
+    if u in self.lane_ranges:
+      self.vals[u] = self.lane_range_tile(u)
+      return
+    ext = u.src[0]
+    var = self.sreg("loop variable", temp=False)
+    end = self.label()
+    start = len(self.code)
+    self.ins("LI", f"s{var}", 0)
+    step = self.partial[u][1] if u in self.partial else 1
+    if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
+      n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg) // step
+      if n > LOOPI_MAX:
+        c = self.sreg("loop count")
+        self.ins("LI", f"s{c}", n)
+        self.ins("LOOP", f"s{c}", end)
+      else:
+        self.ins("LOOPI", n, end)
+    else:
+      self.ins("LOOP", f"s{self.scalar_expr(ext)}", end)
+    self.loops.append([u, end, var, start, {}, step, 0])
+    self.vals[u] = SReg(var)
+
+  def _end(self, u: UOp):
+    rng = u.src[1]
+    if rng in self.lane_ranges or rng in self.lane_reduces or rng in self.unrolled:
+      return
+    if not self.loops or self.loops[-1][0] is not rng:
+      raise unsupported(u, "END of a range that is not the innermost open loop")
+    _, end, var, _, derived, step, _ = self.loops.pop()
+    for c, r in derived.items():
+      self.ins("SADDI", f"s{r}", f"s{r}", c * step)
+      self.release(r)
+    self.ins("SADDI", f"s{var}", f"s{var}", step)
+    self.code.append(("label", end))
+    self.release(var)
+
+  def _load(self, u: UOp):
+    a = self.value(u.src[0])
+    if isinstance(a.buf, tuple):
+      self.vals[u] = a.buf[self.const_index(a.idx)]
+      return
+    if u.dtype not in SUPPORTED_DTYPES:
+      raise unsupported(u, "dtype")
+    gate = u.src[2] if len(u.src) > 2 else a.gate  # LOAD(INDEX, alt, gate): gated-off lanes read alt
+    kind, where, base = self.address(a, self.mask_of(gate))
+    t = VT("ld")
+    if kind == "tile":
+      self.ins("VLD", t, where)
+    else:
+      self.ins("VGATHER", t, where, base)
+    if gate is not None:
+      alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
+      out = VT("gated")
+      self.ins("VSEL", out, self.tile(self.value(gate), dtypes.bool), t, alt)
+      t = out
+    self.vals[u] = t
+
+  def _store(self, u: UOp):
+    a = self.value(u.src[0])
+    val = self.value(u.src[1])
+    if isinstance(a.buf, tuple):
+      return self._store_register(u, a, val)
+    self.written.add(a.buf.slot)
+    gate = self.mask_of(u.src[2] if len(u.src) > 2 else a.gate)
+    v = self.tile(val, u.src[1].dtype)
+    kind, where, base = self.address(a, gate)
+    if kind == "tile":
+      self.ins("VST", v, where)
+    else:
+      self.ins("VSCATTER", v, where, self.all_of(gate, self.valid) or self.ones, base)
+
+  def _store_register(self, u: UOp, a: Addr, val: Any):
+    dst = a.buf[self.const_index(a.idx)]
+    self.zeroed.pop(dst, None)
+    keep = self.mask_of(u.src[2] if len(u.src) > 2 else None, self.red[3] if self.red else None)
+    if keep is not None:  # lanes gated off (or past a lane reduce's extent) keep their value
+      self.ins("VSEL", dst, keep, self.tile(val, u.src[1].dtype), dst)
+    elif isinstance(val, Const):
+      self.ins("VFILL", dst, _imm(val.val, val.dtype))
+      if self.code[-1][-1] == 0:  # a Dot accumulating into it next replaces the fill
+        self.zeroed[dst] = self.code[-1]
+    else:
+      self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
+
+  def _if(self, u: UOp):  # SIMT: the block runs in every lane, its stores masked by the condition
+    self.ifs.append(u.src[0])
+
+  def _endif(self, u: UOp):
+    self.ifs.pop()
+
+  def _cast(self, u: UOp):
+    self.vals[u] = self.cast(u)
+
+  def _where(self, u: UOp):
+    c, a, b = (self.value(s) for s in u.src)
+    if isinstance(c, Const):
+      self.vals[u] = a if c.val else b
+      return
+    t = VT("sel")
+    self.ins("VSEL", t, self.tile(c, dtypes.bool), self.tile(a, u.dtype), self.tile(b, u.dtype))
+    self.vals[u] = t
+
+  def mask_of(self, gate: UOp | None, *tiles: VT | None) -> VT | None:
+    """The lanes an access may touch: its gate AND every open IF's condition AND the given mask
+    tiles; None when all lanes may. A constant-true condition drops out."""
+    parts: list[VT] = list(tiles)
+    for g in ([gate] if gate is not None else []) + self.ifs:
+      v = self.value(g)
+      if not (isinstance(v, Const) and v.val):
+        parts.append(self.tile(v, dtypes.bool))
+    return self.all_of(*parts)
+
+  def all_of(self, *tiles: VT | None) -> VT | None:
+    """The AND of the mask tiles that are not None (None if none are)."""
+    parts = [t for t in tiles if t is not None]
+    if not parts:
+      return None
+    m = parts[0]
+    for p in parts[1:]:
+      nm = VT("mask")
+      self.ins("VAND", nm, m, p)
+      m = nm
+    return m
+
+  def const_index(self, idx: UOp) -> int:
+    if idx.op is Ops.CONST:
+      return int(idx.arg)
+    if idx.op is Ops.CAST and idx.src[0].op is Ops.CONST:
+      return int(idx.src[0].arg)
+    raise unsupported(idx, "dynamic index into a register array")
+
+  def alu(self, u: UOp) -> Any:
+    srcs = [self.value(s) for s in u.src]
+    dt = u.dtype
+    src_dt = u.src[0].dtype
+    if dt not in SUPPORTED_DTYPES or src_dt not in SUPPORTED_DTYPES:
+      raise unsupported(u, f"dtype {dt if dt not in SUPPORTED_DTYPES else src_dt} has no 32-bit lane form")
+    if all(isinstance(s, Const) for s in srcs):
+      return Const(_fold(u.op, dt, [s.val for s in srcs]), dt)
+    if u.op in _SALU and dtypes.is_int(dt) and dt.itemsize == 4 and all(isinstance(s, (Const, SReg)) for s in srcs):
+      r = self.sreg("uniform arithmetic", temp=False)
+      self.ins(_SALU[u.op], f"s{r}", *(f"s{self.scalar(s)}" for s in srcs))
+      return SReg(r)
+    mn = _ALU[u.op][_cls(src_dt)]
+    if u.op is Ops.MAX and mn == "VMAX" and any(isinstance(x, Const) and x.val == 0 for x in srcs):
+      t = VT("relu")  # max(x, 0) of an int32
+      self.ins("VRELU", t, self.tile(next(x for x in srcs if not (isinstance(x, Const) and x.val == 0)), src_dt))
+      return t
+    if mn is None:
+      raise unsupported(u, f"no {u.op.name} instruction for {src_dt}")
+    t = VT(u.op.name.lower())
+    self.ins(mn, t, *(self.tile(s, src_dt) for s in srcs))
+    if u.op is Ops.TRUNC and not dtypes.is_float(dt):
+      return srcs[0]
+    if u.op in _WRAPS and (w := _narrow(dt)) is not None:
+      self.ins(w, t, t)
+    return t
+
+  def cast(self, u: UOp) -> Any:
+    src, dt, sdt = self.value(u.src[0]), u.dtype, u.src[0].dtype
+    if isinstance(src, Const) and u.op is Ops.CAST:
+      if dt not in SUPPORTED_DTYPES:
+        raise unsupported(u, f"constant of dtype {dt}")
+      return Const(bool(src.val) if dt == dtypes.bool else float(src.val) if dtypes.is_float(dt) else _fold_int(src.val, dt), dt)
+    if dt not in SUPPORTED_DTYPES or sdt not in SUPPORTED_DTYPES:
+      raise unsupported(u, f"cast {sdt} -> {dt}: only 32-bit lane dtypes (int32, uint32, float32, bool, int8/16, uint8/16)")
+    if isinstance(src, Const):
+      if u.op is Ops.BITCAST:
+        return Const(struct.unpack("<f" if dtypes.is_float(dt) else "<I", struct.pack("<I", _bits(src.val, sdt)))[0], dt)
+      return Const(src.val if not dtypes.is_int(dt) else int(src.val), dt) if dt != dtypes.bool else Const(bool(src.val), dt)
+    if u.op is Ops.BITCAST or dt == sdt:
+      return src
+    if isinstance(src, SReg) and dtypes.is_int(dt) and dtypes.is_int(sdt) and dt.itemsize == 4 and sdt.itemsize == 4:
+      return src
+    x = self.tile(src, sdt)
+    t = VT("cast")
+    if dt == dtypes.bool:
+      self.ins("VFCMPNE" if dtypes.is_float(sdt) else "VCMPNE", t, x, self.tile(Const(0, sdt), sdt))
+    elif dtypes.is_float(dt):
+      self.ins("VU2F" if _cls(sdt) == 1 and sdt != dtypes.bool else "VI2F", t, x)
+    elif dtypes.is_float(sdt):
+      self.ins("VF2I", t, x)
+      if (w := _narrow(dt)) is not None:
+        self.ins(w, t, t)
+    else:
+      w = _narrow(dt)
+      if w is None or (dt.itemsize >= sdt.itemsize and dtypes.is_unsigned(dt) == dtypes.is_unsigned(sdt)) or sdt == dtypes.bool:
+        return x
+      self.ins(w, t, x)
+    return t
+
+  def address(self, a: Addr, mask: VT | None = None) -> tuple[str, Any]:
+    """("tile", "[sX + imm]", None) for a contiguous aligned access, else ("elem", index tile, "[sX + imm]" element base).
+    Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
+    buf: Buf = a.buf
+    L = self.L
+    form = self.lin(a.idx) if mask is None else None
+    if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
+        and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
+      # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
+      return "tile", f"[s{self.red[1]} + {(buf.base + form[1]) // L + self.red[2]}]", None
+    if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
+        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
+      # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
+      if not form[2]:
+        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L + self.t_off}]", None
+      reg = self.sreg("tile address")
+      self.ins("SADDI", f"s{reg}", f"s{self.s_t}", 0)
+      for c, t in form[2]:
+        tr = self.scalar_expr(t)
+        k = self.scalar(Const(c // L, dtypes.int32))
+        tmp = self.sreg("address term")
+        self.ins("SMUL", f"s{tmp}", f"s{tr}", f"s{k}")
+        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
+      return "tile", f"[s{reg} + {(buf.base + form[1]) // L + self.t_off}]", None
+    if form is not None:
+      # the lane part in an index tile (loop invariant, shared), the constant and uniform terms in the
+      # gather's base register and immediate
+      idx = self.lane_affine(form[0])
+      if not form[2]:
+        return "elem", idx, f"[s0 + {buf.base + form[1]}]"
+      if len(form[2]) == 1 and form[2][0][0] == 1:
+        return "elem", idx, f"[s{self.scalar_expr(form[2][0][1])} + {buf.base + form[1]}]"
+      if len(form[2]) == 1 and (ind := self.induction(*form[2][0])) is not None:
+        return "elem", idx, f"[s{ind[0]} + {buf.base + form[1] + ind[1]}]"
+      reg = self.sreg("gather base")
+      self.ins("LI", f"s{reg}", 0)
+      for c, t in form[2]:
+        tmp = self.sreg("address term")
+        self.ins("SMUL", f"s{tmp}", f"s{self.scalar_expr(t)}", f"s{self.scalar(Const(c, dtypes.int32))}")
+        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
+      return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
+    idx = self.tile(self.value(a.idx), dtypes.int32)
+    if mask is not None:
+      # lanes whose gate is off read element 0 of the buffer instead of an invalid address
+      safe = VT("addr")
+      self.ins("VSEL", safe, mask, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
+      idx = safe
+    return "elem", idx, f"[s0 + {buf.base}]"
+
+  def induction(self, c: int, r: UOp) -> tuple[int, int] | None:
+    """(register, immediate) with c * r = register + immediate for an open reduce loop's r: the
+    register (c * the loop variable) is set before the loop and stepped at its end."""
+    for i, lp in enumerate(self.loops):
+      if lp[0] is r:
+        if c not in lp[4] and self.frugal:
+          return None  # the address is computed in temporaries instead
+        if c not in lp[4]:
+          lp[4][c] = reg = self.sreg("induction variable", temp=False)
+          self.code.insert(lp[3] + 1, ("ins", "LI", f"s{reg}", 0))
+          for inner in self.loops[i + 1:]:
+            inner[3] += 1
+        return lp[4][c], c * lp[6]
+    return None
+
+  def lane_affine(self, co: dict) -> VT:
+    """sum(c * r) over lane (and lane-parallel reduce) ranges r as a tile, shared within a body copy."""
+    items = tuple((self.value(r), c) for r, c in co.items() if c)
+    if items in self.affine:
+      return self.affine[items]
+    t = None
+    for v, c in items:
+      k = self.tile(Const(c, dtypes.int32), dtypes.int32)
+      if t is None and c == 1:
+        t = v
+      elif t is None:
+        t = VT("lane")
+        self.ins("VMUL", t, v, k)
+      else:
+        nt = VT("lane")
+        self.ins("VADD", nt, t, v) if c == 1 else self.ins("VMAC", nt, v, k, t)
+        t = nt
+    self.affine[items] = t = t if t is not None else self.tile(Const(0, dtypes.int32), dtypes.int32)
+    return t
+
+  def scalar_expr(self, u: UOp) -> int:
+    """Lower a uniform int expression (not necessarily in the uop list) into a scalar register."""
+    v = self.vals.get(u)
+    if isinstance(v, (SReg, Const)):
+      return self.scalar(v)
+    if u.op is Ops.CONST:
+      return self.scalar(Const(u.arg, dtypes.int32))
+    if u.op is Ops.CAST:
+      return self.scalar_expr(u.src[0])
+    if u.op in _SALU:
+      a, b = self.scalar_expr(u.src[0]), self.scalar_expr(u.src[1])
+      r = self.sreg("address arithmetic")
+      self.ins(_SALU[u.op], f"s{r}", f"s{a}", f"s{b}")
+      return r
+    raise unsupported(u, "uniform address term")
+
+  def lane_range_tile(self, r: UOp) -> VT:
+    i = self.lane_ranges.index(r)
+    if self.symbolic:
+      t, src = VT(f"r{i}"), self.g
+      if self.s_strides[i]:
+        sp = VT("stride")
+        self.ins("VSPLAT", sp, f"s{self.s_strides[i]}")
+        self.ins("VCDIV", t, src, sp)
+        src = t
+      if i > 0:
+        ep = VT("extent")
+        self.ins("VSPLAT", ep, f"s{self.s_ext[i]}")
+        self.ins("VCMOD", t, src, ep)
+      elif src is self.g:
+        return self.g
+      return t
+    S, E = self.strides[i], self.extents[i]
+    t = VT(f"r{i}")
+    if S == 1 and E == self.G:
+      self.ins("VMOV", t, self.g)
+      return t
+    src = self.g
+    if S > 1:
+      if S & (S - 1) == 0:
+        self.ins("VSHR", t, src, self.tile(Const(S.bit_length() - 1, dtypes.int32), dtypes.int32))
+      else:
+        self.ins("VCDIV", t, src, self.tile(Const(S, dtypes.int32), dtypes.int32))
+      src = t
+    if E * S < self.G:
+      if E & (E - 1) == 0:
+        self.ins("VAND", t, src, self.tile(Const(E - 1, dtypes.int32), dtypes.int32))
+      else:
+        self.ins("VCMOD", t, src, self.tile(Const(E, dtypes.int32), dtypes.int32))
+    elif src is self.g:
+      self.ins("VMOV", t, self.g)
+    return t
+
+
+# UOp -> handler (ALU ops go through optable._ALU); like a renderer's code_for_op, one entry per kind
+HANDLERS = {
+  **{op: Handlers._nothing for op in (Ops.SINK, Ops.GROUP, Ops.NOOP, Ops.BARRIER, Ops.STACK)},
+  Ops.CONST: Handlers._const, Ops.PARAM: Handlers._param, Ops.BUFFER: Handlers._buffer, Ops.AFTER: Handlers._after,
+  Ops.INDEX: Handlers._index, Ops.RANGE: Handlers._range, Ops.END: Handlers._end, Ops.LOAD: Handlers._load,
+  Ops.STORE: Handlers._store, Ops.IF: Handlers._if, Ops.ENDIF: Handlers._endif, Ops.CAST: Handlers._cast,
+  Ops.BITCAST: Handlers._cast, Ops.WHERE: Handlers._where,
+}

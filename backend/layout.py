@@ -1,0 +1,88 @@
+"""The VMEM layout of a kernel's MXU work (a mixin of Lowering): per dot product its staged K
+blocks with their index tables, operand tiles read in place, the result area and lane tables, and
+whether the lane loop reads results straight from PSUM."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tinygrad.dtype import dtypes
+
+
+
+def _flat_offsets(lanes: list) -> "Any":
+  """fa(m) for every flattened m over (range, extent, coefficient) lanes, outer first."""
+  f = np.zeros(1, dtype=np.int64)
+  for _, e, c in lanes:
+    f = (f[:, None] + c * np.arange(e)[None, :]).ravel()
+  return f
+
+
+class Layout:
+  def layout_dots(self):
+    """VMEM tiles for every Dot: staging blocks, index tables, result areas and lane tables."""
+    # layout after the constant pool, per Dot: its K blocks (each the Mt activation tiles [mb] of [m][k]
+    # then the Nt weight tiles [nb] of [k][n], staged in place from preloaded index tables), then
+    # every Dot's result area ([nb][mb] tiles of [m][n]) and its lane table (per lane of the kernel,
+    # the element of the result area that lane reads)
+    L, N = self.L, self.cfg.N
+    t = self.first_tile
+    tables: dict[int, list[int]] = {}
+    for d in self.dots:
+      M, K, Nc = d.dims
+      Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
+      d.X = t
+      t += Kt * (Mt + Nt)
+      fa, fb = _flat_offsets(d.mlanes), _flat_offsets(d.nlanes)
+      # element indices to gather in place: padding lanes read the constant pool's zero (lane 0 of the lane-index tile)
+      ea = np.full((Mt * N, Kt * N), self.const_base, dtype=np.int64)
+      ea[:M, :K] = d.a.base + fa[:, None] + np.array(d.a_off)[None, :]
+      eb = np.full((Kt * N, Nt * N), self.const_base, dtype=np.int64)
+      eb[:K, :Nc] = d.b.base + np.array(d.b_off)[:, None] + fb[None, :]
+      xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(Kt, Mt, L)  # [kb][mb] tiles of [m][k]
+      wb = eb.reshape(Kt, N, Nt, N).transpose(0, 2, 1, 3).reshape(Kt, Nt, L)  # [kb][nb] tiles of [k][n]
+      # with one K block, operand tiles already laid out in a buffer are read there, not staged
+      # (lanes of padding rows m >= M or columns n >= Nc only reach unused results)
+      lane = np.arange(L)
+      d.direct = {}
+      if Kt == 1:
+        for i, (row, ok) in enumerate([(r, lane // N < M - mb * N) for mb, r in enumerate(xa[0])] +
+                                      [(r, lane % N < Nc - nb * N) for nb, r in enumerate(wb[0])]):
+          base = row[ok][0] - lane[ok][0]
+          if base % L == 0 and (row[ok] == base + lane[ok]).all():
+            d.direct[i] = base // L
+        if any(mb not in d.direct or d.direct[mb] != d.direct[0] + mb for mb in range(Mt)):  # MMUL reads Mt tiles in a row
+          d.direct = {i: a for i, a in d.direct.items() if i >= Mt}
+      for i, row in enumerate(np.concatenate([xa, wb], axis=1).reshape(-1, L)):
+        if i not in d.direct:
+          tables[d.X + i] = row.tolist()
+      for buf, e in ((d.a, ea[:M, :K]), (d.b, eb[:K, :Nc])):
+        if buf.dtype != dtypes.int8:
+          self.int8_checks.append((buf.slot, np.unique(e) - buf.base))
+    g_all = np.arange(-(-self.G // L) * L)
+    g = np.minimum(g_all, self.G - 1)  # padding lanes repeat the last lane
+    rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
+    def flat(lanes):
+      f = np.zeros_like(g)
+      for r, e, _ in lanes:
+        f = f * e + rv[r]
+      return f
+    for d in self.dots:
+      M, K, Nc = d.dims
+      Mt, Nt = -(-M // N), -(-Nc // N)
+      m, n = flat(d.mlanes), flat(d.nlanes)
+      rows = (((n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)
+      # lane tile t reads result tile t as it is (lanes past G are don't-care unless values become addresses):
+      # the lane loop loads it from PSUM, no copy, no gather
+      d.in_psum = Mt * Nt <= self.cfg.PSUM_TILES and Mt <= 255 and not self.data_addr and \
+        all((r == q * L + lane)[g_all[q * L:(q + 1) * L] < self.G].all() for q, r in enumerate(rows))
+      d.S, d.T = t, t + Mt * Nt
+      if not d.in_psum:
+        t = d.T + len(rows)
+        for i, row in enumerate(rows):
+          tables[d.T + i] = (row + d.S * L).tolist()
+    if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space): keep the VPU loops
+      self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
+      return
+    self.mxu_tables = tables
+    self.spill_base = t

@@ -1,0 +1,108 @@
+"""The MXU schedule (a mixin of Lowering): staging, MLW/MMUL per K block with the next block staged
+between MMULs, PSUM drains, and the lane loop's read of each dot product's result."""
+from __future__ import annotations
+
+
+
+from tinytpu.backend.vcode import VT
+from tinytpu.backend.optable import LOOPI_MAX
+from tinytpu.backend.records import Dot
+
+
+class MxuSchedule:
+  def mxu_prologue(self):
+    """Run every Dot on the MXU: stage its K blocks in place (VLD index table, VGATHER, VST), then for
+    each group of PSUM-resident result tiles and each K block, MLW + MMUL per weight tile column
+    with acc from the second block on, and copy the group's PSUM tiles to the result area. While
+    the first group runs block kb, the SXU stages block kb+1 between the MMULs (the MXU reads VMEM
+    on its own port; the tiles it owns only grow upwards, so the next block is never one of them)."""
+    N, P = self.cfg.N, self.cfg.PSUM_TILES
+    def counted(n: int, body):
+      """body() n times in an SXU loop (none for n == 1)."""
+      if n <= 0:
+        return
+      if n == 1:
+        return body()
+      end = self.label()
+      if n > LOOPI_MAX:
+        r = self.sreg("MXU loop count", temp=False)
+        self.ins("LI", f"s{r}", n)
+        self.ins("LOOP", f"s{r}", end)
+        self.release(r)  # LOOP reads its count once, on entry
+      else:
+        self.ins("LOOPI", n, end)
+      body()
+      self.code.append(("label", end))
+    def stage(p: int, tiles: list[int]):
+      for i in range(0, len(tiles), 4):  # in fours: the loads' and gathers' latencies overlap
+        vs = [(VT("stage"), f"[s{p} + {o}]") for o in tiles[i:i + 4]]
+        for v, a in vs:
+          self.ins("VLD", v, a)
+        for v, _ in vs:
+          self.ins("VGATHER", v, v, "[s0 + 0]")
+        for v, a in vs:
+          self.ins("VST", v, a)
+    for d in self.dots:
+      M, K, Nc = d.dims
+      Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
+      B = Mt + Nt  # tiles per K block
+      px, pc = self.sreg("MXU block pointer", temp=False), self.sreg("MXU copy pointer", temp=False)
+      at = lambda i: f"[s0 + {d.direct[i]}]" if i in d.direct else f"[s{px} + {i}]"
+      self.ins("LI", f"s{px}", d.X)
+      stage(px, [i for i in range(B) if i not in d.direct])
+      mc = min(Mt, 255, P)
+      first = True
+      for m0 in range(0, Mt, mc):
+        mc = min(mc, Mt - m0)
+        for n0 in range(0, Nt, P // mc):
+          nn = min(P // mc, Nt - n0)
+          def block(acc: int, staging: bool):
+            """One K block at [px]: MLW + MMUL per column; staging block px + B in between."""
+            todo = list(range(B, 2 * B)) if staging else []
+            per = -(-len(todo) // nn)
+            for j in range(nn):
+              self.ins("MLW", at(Mt + n0 + j))
+              self.ins("MMUL", f"[s0 + {j * mc}]", at(m0), mc, acc)
+              stage(px, todo[j * per:(j + 1) * per])
+            self.ins("SADDI", f"s{px}", f"s{px}", B)
+          self.ins("LI", f"s{px}", d.X)
+          block(0, first and Kt > 1)
+          if first:
+            counted(Kt - 2, lambda: block(1, True))
+            counted(min(Kt - 1, 1), lambda: block(1, False))
+          else:
+            counted(Kt - 1, lambda: block(1, False))
+          first = False
+          if d.in_psum:
+            continue
+          # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
+          self.ins("LI", f"s{pc}", 0)
+          self.ins("LI", f"s{px}", d.S + n0 * Mt + m0)
+          def copy(cnt: int):
+            vs = [VT("psum") for _ in range(cnt)]
+            for i, v in enumerate(vs):
+              self.ins("PLD", v, f"[s{pc} + {i}]")
+            for i, v in enumerate(vs):
+              self.ins("VST", v, f"[s{px} + {i}]")
+          for j in range(nn if mc < Mt else 1):
+            cnt = mc if mc < Mt else nn * mc
+            counted(cnt // 4, lambda: (copy(4), self.ins("SADDI", f"s{pc}", f"s{pc}", 4), self.ins("SADDI", f"s{px}", f"s{px}", 4)))
+            if cnt % 4:
+              copy(cnt % 4)
+              self.ins("SADDI", f"s{pc}", f"s{pc}", cnt % 4)
+              self.ins("SADDI", f"s{px}", f"s{px}", cnt % 4)
+            if mc < Mt:
+              self.ins("SADDI", f"s{px}", f"s{px}", Mt - mc)
+      self.release(px)
+      self.release(pc)
+      self.mxu_regs += [px, pc]
+
+  def dot_value(self, d: Dot, out: VT | None = None) -> VT:
+    """The Dot's result for every lane: a gather from its result area through its lane table."""
+    idx, out = VT("dotidx"), out or VT("dot")
+    if d.in_psum:
+      self.ins("PLD", out, f"[s{self.s_t} + {self.t_off}]")
+      return out
+    self.ins("VLD", idx, f"[s{self.s_t} + {d.T + self.t_off}]")
+    self.ins("VGATHER", out, idx, "[s0 + 0]")
+    return out

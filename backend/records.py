@@ -1,0 +1,74 @@
+"""Records of the lowering: values (constants, scalar registers), buffers and addresses, the
+kernel record for the runtime, and the MXU dot products."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from tinygrad.dtype import DType
+from tinygrad.uop.ops import UOp
+
+
+
+@dataclasses.dataclass(frozen=True)
+class Const:
+  val: Any
+  dtype: DType
+
+
+@dataclasses.dataclass(frozen=True)
+class SReg:
+  reg: int
+
+
+@dataclasses.dataclass
+class Buf:
+  slot: int
+  dtype: DType
+  size: int
+  base: int  # first element address in VMEM (a multiple of N*N)
+
+
+@dataclasses.dataclass(frozen=True)
+class Addr:
+  buf: Any   # Buf, or a tuple of VTs for a register array
+  idx: UOp
+  gate: UOp | None
+
+
+@dataclasses.dataclass
+class Kernel:
+  """What the runtime needs besides the program: buffer layout and the scalar arguments."""
+  asm: str
+  bufs: list[Buf]
+  written: list[int]            # slots the kernel stores to
+  var_regs: list[tuple[int, str, int]]  # (slot, variable name, scalar register) preloaded from `vals`, in slot order
+  vmem_tiles: int               # tiles used, constant pool and spill area included
+  const_tiles: dict[int, list[int]]  # VMEM tile -> lane values to preload
+  N: int
+  int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
+  executed: int | None = None   # instructions it retires (spills aside), None for symbolic loop counts
+
+
+@dataclasses.dataclass
+class Dot:
+  """A dot-product reduce run on the MXU: for every lane (m, n), acc = sum over k of
+  A[fa(m) + a_off[k]] * B[fb(n) + b_off[k]], m and n flattening the lane ranges of A's and B's index."""
+  top: UOp                      # the chain (no reduce range) or the accumulator STORE (reduce range)
+  acc: tuple | None             # (register buffer, element) the reduce accumulates into
+  a: Buf
+  b: Buf
+  mlanes: list                  # [(lane range, extent, coefficient in A's index)], outer first
+  nlanes: list
+  a_off: list[int]
+  b_off: list[int]
+  X: int = 0                    # VMEM tiles: K blocks ([mb] activation tiles, then [nb] weight tiles)
+  S: int = 0                    # result tiles [nb][mb]
+  T: int = 0                    # lane table: per lane of the kernel, its result element
+  direct: dict = dataclasses.field(default_factory=dict)  # block tile -> buffer tile read in place (not staged)
+  in_psum: bool = False         # lane tile t is PSUM tile t: read with PLD, no copy or lane table
+
+  @property
+  def dims(self) -> tuple[int, int, int]:
+    return math.prod(e for _, e, _ in self.mlanes), len(self.a_off), math.prod(e for _, e, _ in self.nlanes)
