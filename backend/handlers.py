@@ -8,10 +8,10 @@ from typing import Any
 from tinygrad.dtype import AddrSpace, dtypes
 from tinygrad.uop.ops import Ops, UOp
 
-from tinytpu.backend.vcode import VT
+from tinytpu.backend.vcode import VT, Mem, SR
 from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cls, _fold, _fold_int, _imm,
                                      _narrow, unsupported)
-from tinytpu.backend.records import Addr, Buf, Const, SReg
+from tinytpu.backend.records import Addr, Buf, Const, OpenLoop, SReg
 
 
 class Handlers:
@@ -55,32 +55,33 @@ class Handlers:
     var = self.sreg("loop variable", temp=False)
     end = self.label()
     start = len(self.code)
-    self.ins("LI", f"s{var}", 0)
+    self.ins("LI", SR(var), 0)
     step = self.partial[u][1] if u in self.partial else 1
     if ext.op is Ops.CONST or (ext.op is Ops.CAST and ext.src[0].op is Ops.CONST):
       n = int(ext.arg if ext.op is Ops.CONST else ext.src[0].arg) // step
       if n > LOOPI_MAX:
         c = self.sreg("loop count")
-        self.ins("LI", f"s{c}", n)
-        self.ins("LOOP", f"s{c}", end)
+        self.ins("LI", SR(c), n)
+        self.ins("LOOP", SR(c), end)
       else:
         self.ins("LOOPI", n, end)
     else:
-      self.ins("LOOP", f"s{self.scalar_expr(ext)}", end)
-    self.loops.append([u, end, var, start, {}, step, 0])
+      self.ins("LOOP", SR(self.scalar_expr(ext)), end)
+    self.loops.append(OpenLoop(u, end, var, start, step=step))
     self.vals[u] = SReg(var)
 
   def _end(self, u: UOp):
     rng = u.src[1]
     if rng in self.lane_ranges or rng in self.lane_reduces or rng in self.unrolled:
       return
-    if not self.loops or self.loops[-1][0] is not rng:
+    if not self.loops or self.loops[-1].rng is not rng:
       raise unsupported(u, "END of a range that is not the innermost open loop")
-    _, end, var, _, derived, step, _ = self.loops.pop()
-    for c, r in derived.items():
-      self.ins("SADDI", f"s{r}", f"s{r}", c * step)
+    lp = self.loops.pop()
+    end, var, step = lp.end, lp.var, lp.step
+    for c, r in lp.derived.items():
+      self.ins("SADDI", SR(r), SR(r), c * step)
       self.release(r)
-    self.ins("SADDI", f"s{var}", f"s{var}", step)
+    self.ins("SADDI", SR(var), SR(var), step)
     self.code.append(("label", end))
     self.release(var)
 
@@ -189,7 +190,7 @@ class Handlers:
       return Const(_fold(u.op, dt, [s.val for s in srcs]), dt)
     if u.op in _SALU and dtypes.is_int(dt) and dt.itemsize == 4 and all(isinstance(s, (Const, SReg)) for s in srcs):
       r = self.sreg("uniform arithmetic", temp=False)
-      self.ins(_SALU[u.op], f"s{r}", *(f"s{self.scalar(s)}" for s in srcs))
+      self.ins(_SALU[u.op], SR(r), *(SR(self.scalar(s)) for s in srcs))
       return SReg(r)
     mn = _ALU[u.op][_cls(src_dt)]
     if u.op is Ops.MAX and mn == "VMAX" and any(isinstance(x, Const) and x.val == 0 for x in srcs):
@@ -240,7 +241,7 @@ class Handlers:
     return t
 
   def address(self, a: Addr, mask: VT | None = None) -> tuple[str, Any]:
-    """("tile", "[sX + imm]", None) for a contiguous aligned access, else ("elem", index tile, "[sX + imm]" element base).
+    """("tile", Mem, None) for a contiguous aligned access, else ("elem", index tile, Mem element base).
     Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
     buf: Buf = a.buf
     L = self.L
@@ -248,59 +249,59 @@ class Handlers:
     if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
-      return "tile", f"[s{self.red[1]} + {(buf.base + form[1]) // L + self.red[2]}]", None
+      return "tile", Mem(self.red[1], (buf.base + form[1]) // L + self.red[2]), None
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
-        return "tile", f"[s{self.s_t} + {(buf.base + form[1]) // L + self.t_off}]", None
+        return "tile", Mem(self.s_t, (buf.base + form[1]) // L + self.t_off), None
       reg = self.sreg("tile address")
-      self.ins("SADDI", f"s{reg}", f"s{self.s_t}", 0)
+      self.ins("SADDI", SR(reg), SR(self.s_t), 0)
       for c, t in form[2]:
         tr = self.scalar_expr(t)
         k = self.scalar(Const(c // L, dtypes.int32))
         tmp = self.sreg("address term")
-        self.ins("SMUL", f"s{tmp}", f"s{tr}", f"s{k}")
-        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
-      return "tile", f"[s{reg} + {(buf.base + form[1]) // L + self.t_off}]", None
+        self.ins("SMUL", SR(tmp), SR(tr), SR(k))
+        self.ins("SADD", SR(reg), SR(reg), SR(tmp))
+      return "tile", Mem(reg, (buf.base + form[1]) // L + self.t_off), None
     if form is not None:
       # the lane part in an index tile (loop invariant, shared), the constant and uniform terms in the
       # gather's base register and immediate
       idx = self.lane_affine(form[0])
       if not form[2]:
-        return "elem", idx, f"[s0 + {buf.base + form[1]}]"
+        return "elem", idx, Mem(0, buf.base + form[1])
       if len(form[2]) == 1 and form[2][0][0] == 1:
-        return "elem", idx, f"[s{self.scalar_expr(form[2][0][1])} + {buf.base + form[1]}]"
+        return "elem", idx, Mem(self.scalar_expr(form[2][0][1]), buf.base + form[1])
       if len(form[2]) == 1 and (ind := self.induction(*form[2][0])) is not None:
-        return "elem", idx, f"[s{ind[0]} + {buf.base + form[1] + ind[1]}]"
+        return "elem", idx, Mem(ind[0], buf.base + form[1] + ind[1])
       reg = self.sreg("gather base")
-      self.ins("LI", f"s{reg}", 0)
+      self.ins("LI", SR(reg), 0)
       for c, t in form[2]:
         tmp = self.sreg("address term")
-        self.ins("SMUL", f"s{tmp}", f"s{self.scalar_expr(t)}", f"s{self.scalar(Const(c, dtypes.int32))}")
-        self.ins("SADD", f"s{reg}", f"s{reg}", f"s{tmp}")
-      return "elem", idx, f"[s{reg} + {buf.base + form[1]}]"
+        self.ins("SMUL", SR(tmp), SR(self.scalar_expr(t)), SR(self.scalar(Const(c, dtypes.int32))))
+        self.ins("SADD", SR(reg), SR(reg), SR(tmp))
+      return "elem", idx, Mem(reg, buf.base + form[1])
     idx = self.tile(self.value(a.idx), dtypes.int32)
     if mask is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
       safe = VT("addr")
       self.ins("VSEL", safe, mask, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
       idx = safe
-    return "elem", idx, f"[s0 + {buf.base}]"
+    return "elem", idx, Mem(0, buf.base)
 
   def induction(self, c: int, r: UOp) -> tuple[int, int] | None:
     """(register, immediate) with c * r = register + immediate for an open reduce loop's r: the
     register (c * the loop variable) is set before the loop and stepped at its end."""
     for i, lp in enumerate(self.loops):
-      if lp[0] is r:
-        if c not in lp[4] and self.frugal:
+      if lp.rng is r:
+        if c not in lp.derived and self.frugal:
           return None  # the address is computed in temporaries instead
-        if c not in lp[4]:
-          lp[4][c] = reg = self.sreg("induction variable", temp=False)
-          self.code.insert(lp[3] + 1, ("ins", "LI", f"s{reg}", 0))
+        if c not in lp.derived:
+          lp.derived[c] = reg = self.sreg("induction variable", temp=False)
+          self.code.insert(lp.start + 1, ("ins", "LI", SR(reg), 0))
           for inner in self.loops[i + 1:]:
-            inner[3] += 1
-        return lp[4][c], c * lp[6]
+            inner.start += 1
+        return lp.derived[c], c * lp.copy
     return None
 
   def lane_affine(self, co: dict) -> VT:
@@ -335,7 +336,7 @@ class Handlers:
     if u.op in _SALU:
       a, b = self.scalar_expr(u.src[0]), self.scalar_expr(u.src[1])
       r = self.sreg("address arithmetic")
-      self.ins(_SALU[u.op], f"s{r}", f"s{a}", f"s{b}")
+      self.ins(_SALU[u.op], SR(r), SR(a), SR(b))
       return r
     raise unsupported(u, "uniform address term")
 
@@ -345,12 +346,12 @@ class Handlers:
       t, src = VT(f"r{i}"), self.g
       if self.s_strides[i]:
         sp = VT("stride")
-        self.ins("VSPLAT", sp, f"s{self.s_strides[i]}")
+        self.ins("VSPLAT", sp, SR(self.s_strides[i]))
         self.ins("VCDIV", t, src, sp)
         src = t
       if i > 0:
         ep = VT("extent")
-        self.ins("VSPLAT", ep, f"s{self.s_ext[i]}")
+        self.ins("VSPLAT", ep, SR(self.s_ext[i]))
         self.ins("VCMOD", t, src, ep)
       elif src is self.g:
         return self.g

@@ -16,7 +16,7 @@ is refused with NotImplementedError before it runs (it would trap on the core)."
 from __future__ import annotations
 
 from tinytpu import isa
-from tinytpu.backend.vcode import sregs
+from tinytpu.backend.vcode import S0, SR, sdef, sregs
 from tinytpu.config import DEFAULT
 
 HW_LOOPS = ("LOOP", "LOOPI")
@@ -56,14 +56,14 @@ def legalise(code: list[tuple], kernel: str = "kernel") -> list[tuple]:
                               f"and {len(convert) - len(free)} more scalar register(s) are needed to count the outer ones in branches")
   out, edits = list(code), []
   for n, (i, j) in enumerate(convert):
-    sc, c = f"s{free[n]}", code[i]
+    sc, c = SR(free[n]), code[i]
     top = f"{c[-1]}_top"
     if c[1] == "LOOPI":
       head = [("ins", "LI", sc, c[2])] + ([] if c[2] > 0 else [("ins", "JMP", c[-1])])
     else:
-      head = [("ins", "SADDI", sc, c[2], 0), ("ins", "BGE", "s0", sc, c[-1])]
+      head = [("ins", "SADDI", sc, c[2], 0), ("ins", "BGE", S0, sc, c[-1])]
     edits.append((i, head + [("label", top)]))
-    edits.append((j, [("ins", "SADDI", sc, sc, -1), ("ins", "BLT", "s0", sc, top), out[j]]))
+    edits.append((j, [("ins", "SADDI", sc, sc, -1), ("ins", "BLT", S0, sc, top), out[j]]))
   for pos, repl in sorted(edits, key=lambda e: -e[0]):
     out[pos:pos + 1] = repl
   return out
@@ -74,15 +74,15 @@ def executed(code: list[tuple], weights: list[int] | None = None) -> int | None:
   loops alike), or None when a count is not a constant of the program (symbolic shapes); weights
   are the instructions each one became after register allocation (spill code)."""
   label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
-  li: dict[int, int] = {}  # position -> the value the nearest LI before it gave a register
-  last: dict[str, int] = {}
+  li: dict[int, dict[SR, int]] = {}  # position -> the values the nearest LIs before it gave registers
+  last: dict[SR, int] = {}
   for i, c in enumerate(code):
     li[i] = dict(last)
     if c[0] == "ins" and c[1] == "LI":
       last[c[2]] = c[3]
     elif c[0] == "ins" and c[1] == "SADDI" and c[3] in last:
       last[c[2]] = last[c[3]] + c[4]
-    elif c[0] == "ins" and len(c) > 2 and isinstance(c[2], str) and c[2] in last:
+    elif c[0] == "ins" and len(c) > 2 and isinstance(c[2], SR) and c[2] in last and sdef(c) is not None:
       del last[c[2]]  # written by something else
   spans = []  # (first, last, trips)
   for i, c in enumerate(code):

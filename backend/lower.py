@@ -35,10 +35,10 @@ from tinytpu.backend.mxu_match import MxuMatch
 from tinytpu.backend.mxu_sched import MxuSchedule
 from tinytpu.backend.optable import HOIST_MAX, LOOPI_MAX, UNROLL_BUDGET, UNROLL_FULL, _cint, _imm, unsupported
 from tinytpu.backend.peephole import optimize
-from tinytpu.backend.records import Const, Kernel, SReg
+from tinytpu.backend.records import Const, Kernel, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
-from tinytpu.backend.vcode import VT
+from tinytpu.backend.vcode import VT, Mem, SR
 from tinytpu.config import Config
 
 
@@ -108,7 +108,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
-    self.loops: list[list] = []  # open reduce loops: [range, end label, var sreg, position of its LI, {c: sreg = c * var}, step, copy]
+    self.loops: list[OpenLoop] = []  # open reduce loops, innermost last
     self.red = None
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
@@ -140,7 +140,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       return v
     if isinstance(v, SReg):
       t = VT("splat")
-      self.ins("VSPLAT", t, f"s{v.reg}")
+      self.ins("VSPLAT", t, SR(v.reg))
       return t
     if isinstance(v, Const):
       bits = _imm(v.val, v.dtype)
@@ -159,7 +159,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     if v.val == 0:
       return 0
     r = self.sreg("constant")
-    self.ins("LI", f"s{r}", _imm(v.val, v.dtype))
+    self.ins("LI", SR(r), _imm(v.val, v.dtype))
     return r
 
   def value(self, u: UOp) -> Any:
@@ -202,27 +202,27 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       self.mxu_prologue()
       self.skip |= self.dead()
     self.iota = VT("iota")
-    self.ins("VLD", self.iota, f"[s0 + {self.const_base // L}]")
+    self.ins("VLD", self.iota, Mem(0, self.const_base // L))
     self.ones = VT("ones")
     self.ins("VFILL", self.ones, 1)
     if looping:
-      self.ins("LI", f"s{self.s_g0}", 0)
-      self.ins("LI", f"s{self.s_t}", 0)
+      self.ins("LI", SR(self.s_g0), 0)
+      self.ins("LI", SR(self.s_t), 0)
     self.hoist_at, self.hoisted = len(self.code), {}
     lane_end = self.label()
     if self.symbolic:
-      self.ins("LOOP", f"s{self.s_count}", lane_end)
+      self.ins("LOOP", SR(self.s_count), lane_end)
     elif iters > LOOPI_MAX:
       r = self.sreg("lane loop count", temp=False)
-      self.ins("LI", f"s{r}", iters)
-      self.ins("LOOP", f"s{r}", lane_end)
+      self.ins("LI", SR(r), iters)
+      self.ins("LOOP", SR(r), lane_end)
       self.release(r)  # LOOP reads its count once, on entry
     elif looping:
       self.ins("LOOPI", iters, lane_end)
     g0 = self.iota
     if looping:
       g0 = VT("g")
-      self.ins("VSPLAT", g0, f"s{self.s_g0}")
+      self.ins("VSPLAT", g0, SR(self.s_g0))
       self.ins("VADD", g0, g0, self.iota)
     self.written: set[int] = set()
     g = g0
@@ -235,7 +235,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       self.g = g
       if self.symbolic:
         lim = VT("glim")
-        self.ins("VSPLAT", lim, f"s{self.s_G}")
+        self.ins("VSPLAT", lim, SR(self.s_G))
         self.ins("VSUB", lim, lim, self.ones)
         self.ins("VMIN", self.g, self.g, lim)
       elif self.G % L and (looping or c == U - 1):
@@ -248,8 +248,8 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       self.lower_body()
       self.valid = None
     if looping:
-      self.ins("SADDI", f"s{self.s_t}", f"s{self.s_t}", U)
-      self.ins("SADDI", f"s{self.s_g0}", f"s{self.s_g0}", U * L)
+      self.ins("SADDI", SR(self.s_t), SR(self.s_t), U)
+      self.ins("SADDI", SR(self.s_g0), SR(self.s_g0), U * L)
     self.code.append(("label", lane_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
@@ -290,7 +290,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
         self.lower_at(j, dies)
         j += 1
     if self.loops:
-      raise unsupported(self.loops[-1][0], "a loop without END")
+      raise unsupported(self.loops[-1].rng, "a loop without END")
 
   def lower_at(self, j: int, dies: dict[int, list[UOp]]):
     """Lower UOp j, then free the temporaries and the scalar registers whose last use it was."""
@@ -335,11 +335,11 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     self.lower_at(j, dies)
     lp, steps = self.loops[-1], []
     for c in range(U):
-      lp[6] = c
+      lp.copy = c
       if c:
         steps.append(r := self.sreg("unrolled step", temp=False))
-        self.ins("SADDI", f"s{r}", f"s{lp[2]}", c)
-      self.vals[rng] = SReg(steps[-1] if c else lp[2])
+        self.ins("SADDI", SR(r), SR(lp.var), c)
+      self.vals[rng] = SReg(steps[-1] if c else lp.var)
       for k in range(j + 1, e):
         self.lower_at(k, dies)
     for r in steps:
@@ -358,13 +358,13 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     looped = steps > UNROLL_FULL
     if looped:
       pt, pe = self.sreg("reduce tile", temp=False), self.sreg("reduce element", temp=False)
-      self.ins("LI", f"s{pt}", 0)
-      self.ins("LI", f"s{pe}", 0)
+      self.ins("LI", SR(pt), 0)
+      self.ins("LI", SR(pe), 0)
       end = self.label()
       if steps > LOOPI_MAX:
         n = self.sreg("reduce count", temp=False)
-        self.ins("LI", f"s{n}", steps)
-        self.ins("LOOP", f"s{n}", end)
+        self.ins("LI", SR(n), steps)
+        self.ins("LOOP", SR(n), end)
         self.release(n)
       else:
         self.ins("LOOPI", steps, end)
@@ -372,7 +372,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       r = self.iota
       if looped:
         r = VT("r")
-        self.ins("VSPLAT", r, f"s{pe}")
+        self.ins("VSPLAT", r, SR(pe))
         self.ins("VADD", r, r, self.iota)
       elif step:
         r = VT("r")
@@ -389,8 +389,8 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
         self.lower_at(k, dies)
     self.red = None
     if looped:
-      self.ins("SADDI", f"s{pt}", f"s{pt}", 1)
-      self.ins("SADDI", f"s{pe}", f"s{pe}", L)
+      self.ins("SADDI", SR(pt), SR(pt), 1)
+      self.ins("SADDI", SR(pe), SR(pe), L)
       self.code.append(("label", end))
       self.release(pt)
       self.release(pe)
@@ -412,10 +412,10 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
         acc = r
       else:
         nxt = self.sreg("symbolic stride")
-        self.ins("SMUL", f"s{nxt}", f"s{acc}", f"s{r}")
+        self.ins("SMUL", SR(nxt), SR(acc), SR(r))
         acc = nxt
     self.s_G, self.s_ext = acc, ext
     self.s_count = self.sreg("lane loop count")
-    self.ins("SADDI", f"s{self.s_count}", f"s{acc}", L - 1)
-    self.ins("SSRA", f"s{self.s_count}", f"s{self.s_count}", f"s{self.scalar(Const(L.bit_length() - 1, dtypes.int32))}")
+    self.ins("SADDI", SR(self.s_count), SR(acc), L - 1)
+    self.ins("SSRA", SR(self.s_count), SR(self.s_count), SR(self.scalar(Const(L.bit_length() - 1, dtypes.int32))))
     self.temps = []  # these registers live for the whole kernel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from tinytpu.backend.vcode import VT
+from tinytpu.backend.vcode import VT, Mem, SR
 from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
 
@@ -26,8 +26,8 @@ class MxuSchedule:
       end = self.label()
       if n > LOOPI_MAX:
         r = self.sreg("MXU loop count", temp=False)
-        self.ins("LI", f"s{r}", n)
-        self.ins("LOOP", f"s{r}", end)
+        self.ins("LI", SR(r), n)
+        self.ins("LOOP", SR(r), end)
         self.release(r)  # LOOP reads its count once, on entry
       else:
         self.ins("LOOPI", n, end)
@@ -35,11 +35,11 @@ class MxuSchedule:
       self.code.append(("label", end))
     def stage(p: int, tiles: list[int]):
       for i in range(0, len(tiles), 4):  # in fours: the loads' and gathers' latencies overlap
-        vs = [(VT("stage"), f"[s{p} + {o}]") for o in tiles[i:i + 4]]
+        vs = [(VT("stage"), Mem(p, o)) for o in tiles[i:i + 4]]
         for v, a in vs:
           self.ins("VLD", v, a)
         for v, _ in vs:
-          self.ins("VGATHER", v, v, "[s0 + 0]")
+          self.ins("VGATHER", v, v, Mem(0, 0))
         for v, a in vs:
           self.ins("VST", v, a)
     for d in self.dots:
@@ -47,8 +47,8 @@ class MxuSchedule:
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
       B = Mt + Nt  # tiles per K block
       px, pc = self.sreg("MXU block pointer", temp=False), self.sreg("MXU copy pointer", temp=False)
-      at = lambda i: f"[s0 + {d.direct[i]}]" if i in d.direct else f"[s{px} + {i}]"
-      self.ins("LI", f"s{px}", d.X)
+      at = lambda i: Mem(0, d.direct[i]) if i in d.direct else Mem(px, i)
+      self.ins("LI", SR(px), d.X)
       stage(px, [i for i in range(B) if i not in d.direct])
       mc = min(Mt, 255, P)
       first = True
@@ -62,10 +62,10 @@ class MxuSchedule:
             per = -(-len(todo) // nn)
             for j in range(nn):
               self.ins("MLW", at(Mt + n0 + j))
-              self.ins("MMUL", f"[s0 + {j * mc}]", at(m0), mc, acc)
+              self.ins("MMUL", Mem(0, j * mc), at(m0), mc, acc)
               stage(px, todo[j * per:(j + 1) * per])
-            self.ins("SADDI", f"s{px}", f"s{px}", B)
-          self.ins("LI", f"s{px}", d.X)
+            self.ins("SADDI", SR(px), SR(px), B)
+          self.ins("LI", SR(px), d.X)
           block(0, first and Kt > 1)
           if first:
             counted(Kt - 2, lambda: block(1, True))
@@ -76,23 +76,23 @@ class MxuSchedule:
           if d.in_psum:
             continue
           # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
-          self.ins("LI", f"s{pc}", 0)
-          self.ins("LI", f"s{px}", d.S + n0 * Mt + m0)
+          self.ins("LI", SR(pc), 0)
+          self.ins("LI", SR(px), d.S + n0 * Mt + m0)
           def copy(cnt: int):
             vs = [VT("psum") for _ in range(cnt)]
             for i, v in enumerate(vs):
-              self.ins("PLD", v, f"[s{pc} + {i}]")
+              self.ins("PLD", v, Mem(pc, i))
             for i, v in enumerate(vs):
-              self.ins("VST", v, f"[s{px} + {i}]")
+              self.ins("VST", v, Mem(px, i))
           for j in range(nn if mc < Mt else 1):
             cnt = mc if mc < Mt else nn * mc
-            counted(cnt // 4, lambda: (copy(4), self.ins("SADDI", f"s{pc}", f"s{pc}", 4), self.ins("SADDI", f"s{px}", f"s{px}", 4)))
+            counted(cnt // 4, lambda: (copy(4), self.ins("SADDI", SR(pc), SR(pc), 4), self.ins("SADDI", SR(px), SR(px), 4)))
             if cnt % 4:
               copy(cnt % 4)
-              self.ins("SADDI", f"s{pc}", f"s{pc}", cnt % 4)
-              self.ins("SADDI", f"s{px}", f"s{px}", cnt % 4)
+              self.ins("SADDI", SR(pc), SR(pc), cnt % 4)
+              self.ins("SADDI", SR(px), SR(px), cnt % 4)
             if mc < Mt:
-              self.ins("SADDI", f"s{px}", f"s{px}", Mt - mc)
+              self.ins("SADDI", SR(px), SR(px), Mt - mc)
       self.release(px)
       self.release(pc)
       self.mxu_regs += [px, pc]
@@ -101,8 +101,8 @@ class MxuSchedule:
     """The Dot's result for every lane: a gather from its result area through its lane table."""
     idx, out = VT("dotidx"), out or VT("dot")
     if d.in_psum:
-      self.ins("PLD", out, f"[s{self.s_t} + {self.t_off}]")
+      self.ins("PLD", out, Mem(self.s_t, self.t_off))
       return out
-    self.ins("VLD", idx, f"[s{self.s_t} + {d.T + self.t_off}]")
-    self.ins("VGATHER", out, idx, "[s0 + 0]")
+    self.ins("VLD", idx, Mem(self.s_t, d.T + self.t_off))
+    self.ins("VGATHER", out, idx, Mem(0, 0))
     return out

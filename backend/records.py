@@ -72,3 +72,15 @@ class Dot:
   @property
   def dims(self) -> tuple[int, int, int]:
     return math.prod(e for _, e, _ in self.mlanes), len(self.a_off), math.prod(e for _, e, _ in self.nlanes)
+
+
+@dataclasses.dataclass
+class OpenLoop:
+  """A reduce loop being lowered (between its RANGE and its END)."""
+  rng: UOp
+  end: str                      # label after its body
+  var: int                      # scalar register of the loop variable
+  start: int                    # code position of the variable's LI (induction registers are set after it)
+  derived: dict = dataclasses.field(default_factory=dict)  # coefficient c -> scalar register holding c * var
+  step: int = 1                 # the variable's step (copies of the body per iteration)
+  copy: int = 0                 # which copy of a partially unrolled body is being lowered

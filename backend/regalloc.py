@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from tinytpu.backend import loops
-from tinytpu.backend.vcode import VT, sregs, vdef, vreads, vts
+from tinytpu.backend.vcode import SR, VT, sregs, vdef, vreads, vts
 from tinytpu.config import DEFAULT
 
 
@@ -30,7 +30,7 @@ def _drop_unused(code: list[tuple], regs: list[int]) -> list[tuple]:
   for r in regs:
     if not r:
       continue
-    own = lambda c: c[0] == "ins" and c[1] in ("LI", "SADDI") and c[2] == f"s{r}"
+    own = lambda c: c[0] == "ins" and c[1] in ("LI", "SADDI") and c[2] == SR(r)
     if not any(c[0] == "ins" and not own(c) and any(r in sregs(o) for o in c[2:]) for c in code):
       code = [c for c in code if not own(c)]
   return code

@@ -16,10 +16,9 @@ far an instruction moves and so how many registers the schedule keeps live."""
 from __future__ import annotations
 
 import collections
-import re
 
 from tinytpu import isa
-from tinytpu.backend.vcode import VT, sregs, vdef, vreads
+from tinytpu.backend.vcode import VT, Mem, sdef, sreads, vdef, vreads
 
 WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
 BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
@@ -34,7 +33,6 @@ BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
 DUAL = True
 PAIR_CLASS = isa.ISSUE_CLASS
 STORES = ("VST", "VSCATTER")
-_TILE = re.compile(r"^\[s(\d+) \+ (-?\d+)\]$")
 
 
 class _Node:
@@ -44,14 +42,12 @@ class _Node:
     self.latency = info.latency
     self.vdef = vdef(c)
     self.vuse = set(vreads(c))
-    strs = [o for o in c[2:] if isinstance(o, str)]
-    sd = info.operands and info.operands[0].name == "sd"
-    self.sdef = int(strs[0][1:]) if sd else None
-    self.suse = {r for o in (strs[1:] if sd else strs) for r in sregs(o)} - {0}
+    self.sdef = sdef(c)
+    self.suse = sreads(c) - {0}
     self.mem = None  # (store?, base reg, imm) for tile accesses, (store?, None, None) for element accesses
     if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
-      m = next((_TILE.match(o) for o in strs if _TILE.match(o)), None) if self.mn in ("VLD", "VST") else None
-      self.mem = (self.mn in STORES, int(m[1]) if m else None, int(m[2]) if m else None)
+      m = next((o for o in c[2:] if isinstance(o, Mem)), None) if self.mn in ("VLD", "VST") else None
+      self.mem = (self.mn in STORES, m.base if m else None, m.off if m else None)
     self.pair = PAIR_CLASS.get(self.mn)
     self.preds: dict[_Node, int] = {}  # predecessor -> cycles from its issue to ours
     self.succs: list[_Node] = []

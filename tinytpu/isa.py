@@ -53,6 +53,12 @@ class Operand:
   def fields(self) -> tuple[str, ...]:
     return (self.base, self.field) if self.kind == "mem" else (self.field,)
 
+  @property
+  def written(self) -> bool:
+    """The instruction writes this register operand (the destinations vd and sd); every other
+    register operand, and a memory operand's base register, is read."""
+    return self.name in ("vd", "sd")
+
 
 def _ops(spec: str) -> tuple[Operand, ...]:
   """Compact operand spec: 'vd:vreg:rd, addr:mem:ra+imm, T:uimm:fn:1:255'."""

@@ -9,6 +9,7 @@ import pytest
 from tinytpu import asm
 from tinytpu.backend import peephole, regalloc, schedule, vcode
 from tinytpu.bundle import Bundle
+from tinytpu.backend.vcode import SR, Mem
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -23,10 +24,10 @@ def _random_block(rng: np.random.Generator) -> list[tuple]:
     k = rng.integers(7) if vals else 0
     if k == 0:
       v = vcode.VT("ld")
-      code.append(("ins", "VLD", v, f"[s{rng.integers(2)} + {rng.integers(3)}]"))  # s1 in [0, 3]
+      code.append(("ins", "VLD", v, Mem(rng.integers(2), rng.integers(3))))  # s1 in [0, 3]
       vals.append(v)
     elif k == 1:
-      code.append(("ins", "VST", val(), f"[s{rng.integers(2)} + {rng.integers(3)}]"))
+      code.append(("ins", "VST", val(), Mem(rng.integers(2), rng.integers(3))))
     elif k == 2:
       v = vcode.VT("op")
       code.append(("ins", str(rng.choice(["VADD", "VSUB", "VMUL", "VXOR"])), v, val(), val()))
@@ -34,15 +35,15 @@ def _random_block(rng: np.random.Generator) -> list[tuple]:
     elif k == 3:  # element accesses: the lane values masked to addresses inside the data tiles
       idx, v = vcode.VT("idx"), vcode.VT("g")
       code.append(("ins", "VAND", idx, val(), mask))
-      code.append(("ins", "VGATHER", v, idx, "[s0 + 0]"))
+      code.append(("ins", "VGATHER", v, idx, Mem(0, 0)))
       vals.append(v)
     elif k == 4:
       idx = vcode.VT("idx")
       code.append(("ins", "VAND", idx, val(), mask))
-      code.append(("ins", "VSCATTER", val(), idx, ones, "[s0 + 0]"))
+      code.append(("ins", "VSCATTER", val(), idx, ones, Mem(0, 0)))
     elif k == 5:
       step = int(rng.choice([d for d in (-1, 1) if 0 <= s1 + d <= 3]))
-      code.append(("ins", "SADDI", "s1", "s1", step))
+      code.append(("ins", "SADDI", SR(1), SR(1), step))
       s1 += step
     else:
       v = vcode.VT("f")
@@ -55,7 +56,7 @@ mask, ones = vcode.VT("mask"), vcode.VT("ones")
 
 
 def _run(code: list[tuple], data: dict) -> tuple:
-  prologue = [("ins", "VFILL", mask, TILES * 16 - 1), ("ins", "VFILL", ones, 1), ("ins", "LI", "s1", 3)]
+  prologue = [("ins", "VFILL", mask, TILES * 16 - 1), ("ins", "VFILL", ones, 1), ("ins", "LI", SR(1), 3)]
   text, _, _ = regalloc.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
   b = Bundle(config=DEFAULT, program=asm.assemble(text, DEFAULT.N), vmem=dict(data),
              dumps=[("vmem", 0, TILES), ("sreg", 0, 16)])
@@ -76,12 +77,12 @@ def test_schedule_keeps_semantics(seed):
 
 def test_schedule_fills_load_bubbles():
   a, b, c, d = (vcode.VT(n) for n in "abcd")
-  code = [("ins", "VLD", a, "[s0 + 0]"), ("ins", "VADD", b, a, a), ("ins", "VST", b, "[s0 + 2]"),
-          ("ins", "VLD", c, "[s0 + 1]"), ("ins", "VADD", d, c, c), ("ins", "VST", d, "[s0 + 3]")]
+  code = [("ins", "VLD", a, Mem(0, 0)), ("ins", "VADD", b, a, a), ("ins", "VST", b, Mem(0, 2)),
+          ("ins", "VLD", c, Mem(0, 1)), ("ins", "VADD", d, c, c), ("ins", "VST", d, Mem(0, 3))]
   out = [x[1] for x in schedule.schedule(code, regalloc.NPHYS)]
   assert out == ["VLD", "VLD", "VADD", "VADD", "VST", "VST"]
   # a store to the tile a later load reads stays before it
-  code = [("ins", "VST", b, "[s1 + 0]"), ("ins", "VLD", c, "[s2 + 0]")]
+  code = [("ins", "VST", b, Mem(1, 0)), ("ins", "VLD", c, Mem(2, 0))]
   assert schedule.schedule(code, regalloc.NPHYS) == code
 
 
@@ -92,22 +93,22 @@ def test_schedule_pairs_loads_and_stores():
   def cycles(*code):
     out = schedule._block([("ins", *x) for x in code], collections.Counter(), regalloc.NPHYS)
     return [(cyc, x[1]) for cyc, x in out]
-  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 0]")) == [(0, "VLD"), (0, "VST")]
-  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", b, "[s0 + 1]")) == [(0, "VLD"), (0, "VST")]
-  assert cycles(("VST", b, "[s0 + 1]"), ("VLD", a, "[s0 + 0]")) == [(0, "VST"), (0, "VLD")]
-  assert cycles(("VST", b, "[s0 + 0]"), ("VLD", a, "[s0 + 0]")) == [(0, "VST"), (1, "VLD")]
-  assert cycles(("VST", b, "[s1 + 0]"), ("VLD", a, "[s2 + 0]")) == [(0, "VST"), (1, "VLD")]  # maybe one tile
-  assert cycles(("VLD", a, "[s0 + 0]"), ("VLD", c, "[s0 + 1]")) == [(0, "VLD"), (1, "VLD")]
-  assert cycles(("VST", b, "[s0 + 0]"), ("VST", c, "[s0 + 1]")) == [(0, "VST"), (1, "VST")]
+  assert cycles(("VLD", a, Mem(0, 0)), ("VST", b, Mem(0, 0))) == [(0, "VLD"), (0, "VST")]
+  assert cycles(("VLD", a, Mem(0, 0)), ("VST", b, Mem(0, 1))) == [(0, "VLD"), (0, "VST")]
+  assert cycles(("VST", b, Mem(0, 1)), ("VLD", a, Mem(0, 0))) == [(0, "VST"), (0, "VLD")]
+  assert cycles(("VST", b, Mem(0, 0)), ("VLD", a, Mem(0, 0))) == [(0, "VST"), (1, "VLD")]
+  assert cycles(("VST", b, Mem(1, 0)), ("VLD", a, Mem(2, 0))) == [(0, "VST"), (1, "VLD")]  # maybe one tile
+  assert cycles(("VLD", a, Mem(0, 0)), ("VLD", c, Mem(0, 1))) == [(0, "VLD"), (1, "VLD")]
+  assert cycles(("VST", b, Mem(0, 0)), ("VST", c, Mem(0, 1))) == [(0, "VST"), (1, "VST")]
   # a store of the loaded register waits for it (no bypass inside a pair)
-  assert cycles(("VLD", a, "[s0 + 0]"), ("VST", a, "[s0 + 1]")) == [(0, "VLD"), (1, "VST")]
+  assert cycles(("VLD", a, Mem(0, 0)), ("VST", a, Mem(0, 1))) == [(0, "VLD"), (1, "VST")]
   # relu over 4 tiles: the stores are the class with the most left, so the VLD at 3 takes a store
   # as its mate rather than a VRELU: VLD | VLD + VRELU | VLD + VRELU | VLD + VST | VRELU + VST |
   # VRELU + VST | VST (the longest path alone would leave two stores unpaired: 8 cycles)
   code = []
   for t in range(4):
     x, y = vcode.VT("x"), vcode.VT("y")
-    code += [("VLD", x, f"[s0 + {t}]"), ("VRELU", y, x), ("VST", y, f"[s0 + {4 + t}]")]
+    code += [("VLD", x, Mem(0, t)), ("VRELU", y, x), ("VST", y, Mem(0, 4 + t))]
   got = cycles(*code)
   assert max(c for c, _ in got) == 6 and len({c for c, _ in got}) == 7, got
 
@@ -118,7 +119,7 @@ def _acc_block(rng: np.random.Generator) -> list[tuple]:
   code = [("ins", "VFILL", a, 0) for a in accs]
   def step():
     a, x, t = accs[rng.integers(2)], vcode.VT("x"), vcode.VT("t")
-    out = [("ins", "VLD", x, f"[s0 + {rng.integers(3)}]"), ("ins", "VADD", t, a, x), ("ins", "VMOV", a, t)]
+    out = [("ins", "VLD", x, Mem(0, rng.integers(3))), ("ins", "VADD", t, a, x), ("ins", "VMOV", a, t)]
     if rng.integers(2):
       out.append(("ins", "VFILL", accs[rng.integers(2)], int(rng.integers(2))))
     return out
@@ -128,10 +129,10 @@ def _acc_block(rng: np.random.Generator) -> list[tuple]:
   code += [("ins", "VFILL", k, int(rng.integers(1, 9))), ("ins", "VFILL", acc2, 0)]
   # an invariant product inside the loop (hoisted in front of it), added into an accumulator
   code += [("ins", "LOOPI", 3, "Lend")] + step() + [("ins", "VMUL", inv, k, k), ("ins", "VADD", t, acc2, inv),
-           ("ins", "VMOV", acc2, t)] + step() + [("label", "Lend"), ("ins", "VST", acc2, "[s0 + 3]")]
+           ("ins", "VMOV", acc2, t)] + step() + [("label", "Lend"), ("ins", "VST", acc2, Mem(0, 3))]
   for _ in range(rng.integers(1, 3)):
     code += step()
-  return code + [("ins", "VST", accs[0], "[s0 + 4]"), ("ins", "VST", accs[1], "[s0 + 5]")]
+  return code + [("ins", "VST", accs[0], Mem(0, 4)), ("ins", "VST", accs[1], Mem(0, 5))]
 
 
 @pytest.mark.parametrize("seed", range(30))
