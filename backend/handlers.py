@@ -8,7 +8,7 @@ from typing import Any
 from tinygrad.dtype import AddrSpace, dtypes
 from tinygrad.uop.ops import Ops, UOp
 
-from tinytpu.backend.vcode import VT, Mem, SR
+from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cls, _fold, _fold_int, _imm,
                                      _narrow, unsupported)
 from tinytpu.backend.records import Addr, Buf, Const, OpenLoop, SReg
@@ -82,7 +82,7 @@ class Handlers:
       self.ins("SADDI", SR(r), SR(r), c * step)
       self.release(r)
     self.ins("SADDI", SR(var), SR(var), step)
-    self.code.append(("label", end))
+    self.code.append(Label(end))
     self.release(var)
 
   def _load(self, u: UOp):
@@ -128,7 +128,7 @@ class Handlers:
       self.ins("VSEL", dst, keep, self.tile(val, u.src[1].dtype), dst)
     elif isinstance(val, Const):
       self.ins("VFILL", dst, _imm(val.val, val.dtype))
-      if self.code[-1][-1] == 0:  # a Dot accumulating into it next replaces the fill
+      if self.code[-1].ops[-1] == 0:  # a Dot accumulating into it next replaces the fill
         self.zeroed[dst] = self.code[-1]
     else:
       self.ins("VMOV", dst, self.tile(val, u.src[1].dtype))
@@ -298,7 +298,7 @@ class Handlers:
           return None  # the address is computed in temporaries instead
         if c not in lp.derived:
           lp.derived[c] = reg = self.sreg("induction variable", temp=False)
-          self.code.insert(lp.start + 1, ("ins", "LI", SR(reg), 0))
+          self.code.insert(lp.start + 1, Ins("LI", SR(reg), 0))
           for inner in self.loops[i + 1:]:
             inner.start += 1
         return lp.derived[c], c * lp.copy

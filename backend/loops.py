@@ -16,29 +16,33 @@ is refused with NotImplementedError before it runs (it would trap on the core)."
 from __future__ import annotations
 
 from tinytpu import isa
-from tinytpu.backend.vcode import S0, SR, sdef, sregs
+from tinytpu.backend.vcode import S0, SR, Ins, Label, sdef, sregs
 from tinytpu.config import DEFAULT
 
 HW_LOOPS = ("LOOP", "LOOPI")
 
 
-def loop_spans(code: list[tuple]) -> list[tuple[int, int]]:
+def loop_spans(code: list) -> list[tuple[int, int]]:
   """(start, end label index) of every hardware loop, outer loops first."""
-  label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
-  return [(i, label_at[c[-1]]) for i, c in enumerate(code) if c[0] == "ins" and c[1] in HW_LOOPS]
+  label_at = _labels(code)
+  return [(i, label_at[c.ops[-1]]) for i, c in enumerate(code) if isinstance(c, Ins) and c.mn in HW_LOOPS]
 
 
-def branch_loops(code: list[tuple]) -> list[tuple[int, int]]:
+def branch_loops(code: list) -> list[tuple[int, int]]:
   """(label index, branch index) of every backward branch: a loop the hardware does not see."""
-  label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
-  return [(label_at[c[-1]], i) for i, c in enumerate(code)
-          if c[0] == "ins" and c[1] in _BRANCHES and isinstance(c[-1], str) and label_at.get(c[-1], i) < i]
+  label_at = _labels(code)
+  return [(label_at[c.ops[-1]], i) for i, c in enumerate(code)
+          if isinstance(c, Ins) and c.mn in _BRANCHES and isinstance(c.ops[-1], str) and label_at.get(c.ops[-1], i) < i]
+
+
+def _labels(code: list) -> dict[str, int]:
+  return {c.name: i for i, c in enumerate(code) if isinstance(c, Label)}
 
 
 _BRANCHES = {m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)} - set(HW_LOOPS)
 
 
-def legalise(code: list[tuple], kernel: str = "kernel") -> list[tuple]:
+def legalise(code: list, kernel: str = "kernel") -> list:
   spans = loop_spans(code)
   inside = {s: [t for t in spans if t[0] < s[0] and s[1] <= t[1]] for s in spans}  # enclosing loops
   below = {}  # loops in the deepest chain from s down, s included
@@ -50,57 +54,58 @@ def legalise(code: list[tuple], kernel: str = "kernel") -> list[tuple]:
       convert.append(s)
   if not convert:
     return code
-  free = sorted(set(range(1, DEFAULT.SREGS)) - {r for c in code if c[0] == "ins" for o in c[2:] for r in sregs(o)})
+  free = sorted(set(range(1, DEFAULT.SREGS)) - {r for c in code if isinstance(c, Ins) for o in c.ops for r in sregs(o)})
   if len(free) < len(convert):
     raise NotImplementedError(f"TINYTPU kernel {kernel}: loops nest {max(below.values())} deep (the SXU has {isa.LOOP_DEPTH}) "
                               f"and {len(convert) - len(free)} more scalar register(s) are needed to count the outer ones in branches")
   out, edits = list(code), []
   for n, (i, j) in enumerate(convert):
     sc, c = SR(free[n]), code[i]
-    top = f"{c[-1]}_top"
-    if c[1] == "LOOPI":
-      head = [("ins", "LI", sc, c[2])] + ([] if c[2] > 0 else [("ins", "JMP", c[-1])])
+    count, end = c.ops
+    top = f"{end}_top"
+    if c.mn == "LOOPI":
+      head = [Ins("LI", sc, count)] + ([] if count > 0 else [Ins("JMP", end)])
     else:
-      head = [("ins", "SADDI", sc, c[2], 0), ("ins", "BGE", S0, sc, c[-1])]
-    edits.append((i, head + [("label", top)]))
-    edits.append((j, [("ins", "SADDI", sc, sc, -1), ("ins", "BLT", S0, sc, top), out[j]]))
+      head = [Ins("SADDI", sc, count, 0), Ins("BGE", S0, sc, end)]
+    edits.append((i, head + [Label(top)]))
+    edits.append((j, [Ins("SADDI", sc, sc, -1), Ins("BLT", S0, sc, top), out[j]]))
   for pos, repl in sorted(edits, key=lambda e: -e[0]):
     out[pos:pos + 1] = repl
   return out
 
 
-def executed(code: list[tuple], weights: list[int] | None = None) -> int | None:
+def executed(code: list, weights: list[int] | None = None) -> int | None:
   """Instructions the kernel retires, every loop at its trip count (hardware loops and branch
   loops alike), or None when a count is not a constant of the program (symbolic shapes); weights
   are the instructions each one became after register allocation (spill code)."""
-  label_at = {c[1]: i for i, c in enumerate(code) if c[0] == "label"}
-  li: dict[int, dict[SR, int]] = {}  # position -> the values the nearest LIs before it gave registers
+  label_at = _labels(code)
+  known: list[dict[SR, int]] = []  # per position: registers whose value LI/SADDI chains give there
   last: dict[SR, int] = {}
-  for i, c in enumerate(code):
-    li[i] = dict(last)
-    if c[0] == "ins" and c[1] == "LI":
-      last[c[2]] = c[3]
-    elif c[0] == "ins" and c[1] == "SADDI" and c[3] in last:
-      last[c[2]] = last[c[3]] + c[4]
-    elif c[0] == "ins" and len(c) > 2 and isinstance(c[2], SR) and c[2] in last and sdef(c) is not None:
-      del last[c[2]]  # written by something else
+  for c in code:
+    known.append(dict(last))
+    if (d := sdef(c)) is not None:
+      d, v = SR(d), None
+      if c.mn == "LI":
+        v = c.ops[1]
+      elif c.mn == "SADDI" and c.ops[1] in last:
+        v = last[c.ops[1]] + c.ops[2]
+      last.pop(d, None)
+      if v is not None:
+        last[d] = v
   spans = []  # (first, last, trips)
   for i, c in enumerate(code):
-    if c[0] != "ins":
-      continue
-    if c[1] == "LOOPI":
-      spans.append((i + 1, label_at[c[-1]] - 1, c[2]))
-    elif c[1] == "LOOP":
-      if (n := li[i].get(c[2])) is None:
+    if isinstance(c, Ins) and c.mn in HW_LOOPS:
+      n = c.ops[0] if c.mn == "LOOPI" else known[i].get(c.ops[0])
+      if n is None:
         return None
-      spans.append((i + 1, label_at[c[-1]] - 1, n))
+      spans.append((i + 1, label_at[c.ops[-1]] - 1, n))
   for top, br in branch_loops(code):
-    if (n := li[top].get(code[br][3])) is None:
+    if (n := known[top].get(code[br].ops[1])) is None:
       return None
     spans.append((top, br, n))
   total = 0
   for i, c in enumerate(code):
-    if c[0] == "ins":
+    if isinstance(c, Ins):
       f = 1
       for s, e, n in spans:
         if s <= i <= e:

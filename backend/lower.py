@@ -38,7 +38,7 @@ from tinytpu.backend.peephole import optimize
 from tinytpu.backend.records import Const, Kernel, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
-from tinytpu.backend.vcode import VT, Mem, SR
+from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.config import Config
 
 
@@ -104,7 +104,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     sink = next((u for u in uops if u.op is Ops.SINK), None)
     self.name = re.sub(r"\x1b\[[0-9;]*m", "", getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
     self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
-    self.code: list[tuple] = []    # ("ins", mnemonic, operands...) | ("label", name)
+    self.code: list = []    # Ins | Label
     self.vals: dict[UOp, Any] = {}
     self.labels = 0
     self.free_sregs = list(range(cfg.SREGS - 1, 0, -1))  # s0 reads 0
@@ -115,7 +115,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
 
   def ins(self, mn: str, *ops):
-    self.code.append(("ins", mn, *ops))
+    self.code.append(Ins(mn, *ops))
 
   def label(self) -> str:
     self.labels += 1
@@ -250,9 +250,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     if looping:
       self.ins("SADDI", SR(self.s_t), SR(self.s_t), U)
       self.ins("SADDI", SR(self.s_g0), SR(self.s_g0), U * L)
-    self.code.append(("label", lane_end))
+    self.code.append(Label(lane_end))
     self.ins("HALT")
-    self.code[self.hoist_at:self.hoist_at] = [("ins", "VFILL", t, bits) for bits, t in self.hoisted.items()]
+    self.code[self.hoist_at:self.hoist_at] = [Ins("VFILL", t, bits) for bits, t in self.hoisted.items()]
     return _drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs)
 
   def unroll(self, tiles: int | None) -> tuple[int, int]:
@@ -391,7 +391,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     if looped:
       self.ins("SADDI", SR(pt), SR(pt), 1)
       self.ins("SADDI", SR(pe), SR(pe), L)
-      self.code.append(("label", end))
+      self.code.append(Label(end))
       self.release(pt)
       self.release(pe)
     for (buf, i), mn in accs.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from tinytpu.backend.vcode import VT, Mem, SR
+from tinytpu.backend.vcode import VT, Label, Mem, SR
 from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
 
@@ -32,7 +32,7 @@ class MxuSchedule:
       else:
         self.ins("LOOPI", n, end)
       body()
-      self.code.append(("label", end))
+      self.code.append(Label(end))
     def stage(p: int, tiles: list[int]):
       for i in range(0, len(tiles), 4):  # in fours: the loads' and gathers' latencies overlap
         vs = [(VT("stage"), Mem(p, o)) for o in tiles[i:i + 4]]

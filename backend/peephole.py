@@ -15,30 +15,30 @@ import collections
 
 from tinytpu import isa
 from tinytpu.backend.schedule import BARRIERS
-from tinytpu.backend.vcode import sregs, vdef, vreads
+from tinytpu.backend.vcode import Ins, Label, sdef, sreads, vdef, vreads
 
 
-def _boundary(c: tuple) -> bool:
+def _boundary(c) -> bool:
   """A label or control flow (a loop start is the target of its back edge), the MXU or PSUM."""
-  return c[0] != "ins" or c[1] in BARRIERS
+  return not isinstance(c, Ins) or c.mn in BARRIERS
 
 
-def _fold_zero_adds(code: list[tuple]) -> list[tuple]:
+def _fold_zero_adds(code: list) -> list:
   out, zero = [], set()
   for c in code:
     if _boundary(c):
       zero.clear()
-    elif c[1] == "VADD" and (c[3] in zero or c[4] in zero):
-      c = ("ins", "VMOV", c[2], c[4] if c[3] in zero else c[3])
+    elif c.mn == "VADD" and (c.ops[1] in zero or c.ops[2] in zero):
+      c = Ins("VMOV", c.ops[0], c.ops[2] if c.ops[1] in zero else c.ops[1])
     if (d := vdef(c)) is not None:
       zero.discard(d)
-      if c[1] == "VFILL" and c[3] == 0:
+      if c.mn == "VFILL" and c.ops[1] == 0:
         zero.add(d)
     out.append(c)
   return out
 
 
-def _retarget_moves(code: list[tuple]) -> list[tuple]:
+def _retarget_moves(code: list) -> list:
   defs, uses = collections.Counter(), collections.Counter()
   for c in code:
     if (d := vdef(c)) is not None:
@@ -50,10 +50,10 @@ def _retarget_moves(code: list[tuple]) -> list[tuple]:
     if _boundary(c):
       where.clear()
       continue
-    if c[1] == "VMOV" and defs[t := c[3]] == 1 and uses[t] == 1 and t in where:
-      j, d = where[t], c[2]
+    if c.mn == "VMOV" and defs[t := c.ops[1]] == 1 and uses[t] == 1 and t in where:
+      j, d = where[t], c.ops[0]
       if all(d not in vreads(x) and vdef(x) is not d for x in code[j + 1:i] if x is not None):
-        code[j] = code[j][:2] + (d,) + code[j][3:]
+        code[j] = code[j].with_ops(d, *code[j].ops[1:])
         code[i] = None
         where[d] = j
         continue
@@ -62,7 +62,7 @@ def _retarget_moves(code: list[tuple]) -> list[tuple]:
   return [c for c in code if c is not None]
 
 
-def _drop_overwritten(code: list[tuple]) -> list[tuple]:
+def _drop_overwritten(code: list) -> list:
   code, pending = list(code), {}  # register -> index of its unread definition in this block
   for i, c in enumerate(code):
     if _boundary(c):
@@ -81,25 +81,24 @@ _PURE = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")} - {"
 HOIST_LOOP = 4  # invariant values hoisted per loop (each keeps a register for the whole loop)
 
 
-def _hoist_invariants(code: list[tuple]) -> list[tuple]:
+def _hoist_invariants(code: list) -> list:
   """Move pure vector instructions whose operands do not change in an innermost loop in front of it."""
   defs = collections.Counter(d for c in code if (d := vdef(c)) is not None)
   code = list(code)
   for i, c in enumerate(code):
-    if c[0] != "ins" or c[1] not in ("LOOP", "LOOPI"):
+    if not isinstance(c, Ins) or c.mn not in ("LOOP", "LOOPI"):
       continue
-    end = next(j for j in range(i + 1, len(code)) if code[j] == ("label", c[-1]))
+    end = next(j for j in range(i + 1, len(code)) if code[j] == Label(c.ops[-1]))
     body = code[i + 1:end]
-    if any(x[0] != "ins" or x[1] in ("LOOP", "LOOPI") for x in body):
+    if any(not isinstance(x, Ins) or x.mn in ("LOOP", "LOOPI") for x in body):
       continue  # not innermost
     inside = {vdef(x) for x in body} - {None}
-    written = {r for x in body if len(x) > 2 for r in sregs(x[2])}  # (first operands: written or read, conservative)
+    written = {r for x in body if (r := sdef(x)) is not None}
     moved = []
     for x in body:
       # (constant fills stay: the lowering already keeps the most used ones in registers)
-      if len(moved) < HOIST_LOOP and x[1] in _PURE and (d := vdef(x)) is not None and defs[d] == 1 and vreads(x) \
-          and not any(u in inside for u in vreads(x)) \
-          and not any(r in written for o in x[3:] for r in sregs(o)):
+      if len(moved) < HOIST_LOOP and x.mn in _PURE and (d := vdef(x)) is not None and defs[d] == 1 and vreads(x) \
+          and not any(u in inside for u in vreads(x)) and not sreads(x) & written:
         moved.append(x)
         inside.discard(d)
     if moved:
@@ -108,5 +107,5 @@ def _hoist_invariants(code: list[tuple]) -> list[tuple]:
   return code
 
 
-def optimize(code: list[tuple]) -> list[tuple]:
+def optimize(code: list) -> list:
   return _hoist_invariants(_drop_overwritten(_retarget_moves(_fold_zero_adds(code))))

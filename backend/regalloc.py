@@ -5,11 +5,11 @@ from __future__ import annotations
 
 
 from tinytpu.backend import loops
-from tinytpu.backend.vcode import SR, VT, sregs, vdef, vreads, vts
+from tinytpu.backend.vcode import SR, VT, Ins, Label, sregs, vdef, vreads, vts
 from tinytpu.config import DEFAULT
 
 
-def _dce(code: list[tuple]) -> list[tuple]:
+def _dce(code: list) -> list:
   """Drop vector instructions whose result no side effect (store, scatter, extract) ever needs."""
   live: set[VT] = set()
   for c in code:
@@ -25,13 +25,13 @@ def _dce(code: list[tuple]) -> list[tuple]:
   return [c for c in code if (d := vdef(c)) is None or d in live]
 
 
-def _drop_unused(code: list[tuple], regs: list[int]) -> list[tuple]:
+def _drop_unused(code: list, regs: list[int]) -> list:
   """Drop the LI/SADDI bookkeeping of pointer registers nothing else reads any more."""
   for r in regs:
     if not r:
       continue
-    own = lambda c: c[0] == "ins" and c[1] in ("LI", "SADDI") and c[2] == SR(r)
-    if not any(c[0] == "ins" and not own(c) and any(r in sregs(o) for o in c[2:]) for c in code):
+    own = lambda c: isinstance(c, Ins) and c.mn in ("LI", "SADDI") and c.ops[0] == SR(r)
+    if not any(isinstance(c, Ins) and not own(c) and any(r in sregs(o) for o in c.ops) for c in code):
       code = [c for c in code if not own(c)]
   return code
 
@@ -40,14 +40,12 @@ SCRATCH = 3  # physical registers kept for reloading spilled operands
 NPHYS = DEFAULT.VREGS - SCRATCH
 
 
-def allocate(code: list[tuple], spill_base: int) -> tuple[str, int, list[int]]:
+def allocate(code: list, spill_base: int) -> tuple[str, int, list[int]]:
   # loop extents in instruction indices: hardware loops (LOOP/LOOPI at i ... label at j) and branch loops
   spans = loops.loop_spans(code) + loops.branch_loops(code)
   first: dict[VT, int] = {}
   last: dict[VT, int] = {}
   for i, c in enumerate(code):
-    if c[0] != "ins":
-      continue
     for v in vts(c):
       first.setdefault(v, i)
       last[v] = i
@@ -85,14 +83,14 @@ def allocate(code: list[tuple], spill_base: int) -> tuple[str, int, list[int]]:
       active.append(v)
   out, weights = [], []  # weights: instructions each virtual one became (spill reloads and stores included)
   for c in code:
-    if c[0] == "label":
-      out.append(f"{c[1]}:")
+    if isinstance(c, Label):
+      out.append(f"{c.name}:")
       weights.append(0)
       continue
-    mn, ops = c[1], list(c[2:])
+    mn, ops = c.mn, list(c.ops)
     pre, post = [], []
-    dst_first = mn not in ("VST", "VSCATTER") and ops and isinstance(ops[0], VT)
-    srcs = [o for k, o in enumerate(ops) if isinstance(o, VT) and not (k == 0 and dst_first)]
+    dst_first = vdef(c) is not None
+    srcs = vreads(c)
     mapping: dict[VT, int] = {}
     scratch = list(range(NPHYS, DEFAULT.VREGS))
     for o in srcs:  # spilled sources are reloaded into scratch registers

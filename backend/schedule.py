@@ -18,7 +18,7 @@ from __future__ import annotations
 import collections
 
 from tinytpu import isa
-from tinytpu.backend.vcode import VT, Mem, sdef, sreads, vdef, vreads
+from tinytpu.backend.vcode import VT, Ins, Mem, sdef, sreads, vdef, vreads
 
 WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
 BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
@@ -36,8 +36,8 @@ STORES = ("VST", "VSCATTER")
 
 
 class _Node:
-  def __init__(self, pos: int, c: tuple):
-    self.pos, self.c, self.mn = pos, c, c[1]
+  def __init__(self, pos: int, c: Ins):
+    self.pos, self.c, self.mn = pos, c, c.mn
     info = isa.BY_MNEMONIC[self.mn]
     self.latency = info.latency
     self.vdef = vdef(c)
@@ -46,7 +46,7 @@ class _Node:
     self.suse = sreads(c) - {0}
     self.mem = None  # (store?, base reg, imm) for tile accesses, (store?, None, None) for element accesses
     if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
-      m = next((o for o in c[2:] if isinstance(o, Mem)), None) if self.mn in ("VLD", "VST") else None
+      m = next((o for o in c.ops if isinstance(o, Mem)), None) if self.mn in ("VLD", "VST") else None
       self.mem = (self.mn in STORES, m.base if m else None, m.off if m else None)
     self.pair = PAIR_CLASS.get(self.mn)
     self.preds: dict[_Node, int] = {}  # predecessor -> cycles from its issue to ours
@@ -60,7 +60,7 @@ def _conflict(a, b) -> bool:
   return a[1] is None or b[1] is None or a[1] != b[1] or a[2] == b[2]
 
 
-def _block(code: list[tuple], uses: collections.Counter, regs: int) -> list[tuple[int, tuple]]:
+def _block(code: list, uses: collections.Counter, regs: int) -> list[tuple[int, tuple]]:
   """The block in its new order, each instruction with the cycle the model issues it in."""
   nodes = [_Node(i, c) for i, c in enumerate(code)]
   raw = lambda p: p.latency + 1 - BYPASS
@@ -135,16 +135,16 @@ def _block(code: list[tuple], uses: collections.Counter, regs: int) -> list[tupl
   return out
 
 
-def schedule(code: list[tuple], regs: int) -> list[tuple]:
-  """The lowering's code (("ins", mnemonic, *operands) and ("label", name) entries), each block
-  reordered; regs: the vector registers the allocator has."""
+def schedule(code: list, regs: int) -> list:
+  """The lowering's code (instructions and labels), each block reordered; regs: the vector
+  registers the allocator has."""
   uses = collections.Counter(v for c in code for v in vreads(c))
   out, block = [], []
   def flush():
     out.extend([c for _, c in _block(block, uses, regs)] if len(block) > 1 else block)
     block.clear()
   for c in code:
-    if c[0] == "ins" and c[1] not in BARRIERS:
+    if isinstance(c, Ins) and c.mn not in BARRIERS:
       block.append(c)
     else:
       flush()

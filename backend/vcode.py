@@ -1,5 +1,5 @@
-"""The lowering's code before register allocation: a list of ("ins", mnemonic, *operands) and
-("label", name) entries. Operands are typed: vector registers are virtual tiles (VT), scalar
+"""The lowering's code before register allocation: a list of instructions (Ins: a mnemonic and its
+operands) and labels (Label). Operands are typed: vector registers are virtual tiles (VT), scalar
 registers physical (SR), memory operands a base register and an offset (Mem), immediates ints and
 branch targets label names. Which operands an instruction reads and writes comes from the ISA
 table's operand roles (isa.Operand.written); the lowering, the peephole pass, the loop pass, the
@@ -45,30 +45,58 @@ class Mem:
 S0 = SR(0)
 
 
-def _writes_first(c: tuple) -> bool:
-  ops = isa.BY_MNEMONIC[c[1]].operands
+class Ins:
+  """One instruction: a mnemonic of the ISA table and its operands, in the table's order. Compared
+  by identity (passes find and replace the very instruction they looked at)."""
+  __slots__ = ("mn", "ops")
+
+  def __init__(self, mn: str, *ops):
+    self.mn, self.ops = mn, ops
+
+  @property
+  def info(self) -> isa.Instr:
+    return isa.BY_MNEMONIC[self.mn]
+
+  def with_ops(self, *ops) -> "Ins":
+    return Ins(self.mn, *ops)
+
+  def __repr__(self):
+    return f"{self.mn} {', '.join(map(str, self.ops))}".rstrip()
+
+
+@dataclasses.dataclass(frozen=True)
+class Label:
+  """A branch or loop target: the position of the next instruction."""
+  name: str
+
+
+Code = list  # of Ins | Label
+
+
+def _writes_first(c: Ins) -> bool:
+  ops = c.info.operands
   return bool(ops) and ops[0].written
 
 
-def vts(c: tuple) -> list[VT]:
+def vts(c) -> list[VT]:
   """Every vector operand of an entry, in order."""
-  return [o for o in c[2:] if isinstance(o, VT)] if c[0] == "ins" else []
+  return [o for o in c.ops if isinstance(o, VT)] if isinstance(c, Ins) else []
 
 
-def vdef(c: tuple) -> VT | None:
+def vdef(c) -> VT | None:
   """The vector register an instruction writes (its destination operand vd)."""
-  return c[2] if c[0] == "ins" and len(c) > 2 and isinstance(c[2], VT) and _writes_first(c) else None
+  return c.ops[0] if isinstance(c, Ins) and c.ops and isinstance(c.ops[0], VT) and _writes_first(c) else None
 
 
-def vreads(c: tuple) -> list[VT]:
+def vreads(c) -> list[VT]:
   """The vector registers an instruction reads."""
   ops = vts(c)
   return ops[1:] if vdef(c) is not None else ops
 
 
-def sdef(c: tuple) -> int | None:
+def sdef(c) -> int | None:
   """The scalar register an instruction writes (its destination operand sd)."""
-  return c[2].n if c[0] == "ins" and len(c) > 2 and isinstance(c[2], SR) and _writes_first(c) else None
+  return c.ops[0].n if isinstance(c, Ins) and c.ops and isinstance(c.ops[0], SR) and _writes_first(c) else None
 
 
 def sregs(operand) -> list[int]:
@@ -76,9 +104,9 @@ def sregs(operand) -> list[int]:
   return [operand.n] if isinstance(operand, SR) else [operand.base] if isinstance(operand, Mem) else []
 
 
-def sreads(c: tuple) -> set[int]:
+def sreads(c) -> set[int]:
   """The scalar registers an instruction reads (s0 included)."""
-  if c[0] != "ins":
+  if not isinstance(c, Ins):
     return set()
-  ops = c[3:] if sdef(c) is not None else c[2:]
+  ops = c.ops[1:] if sdef(c) is not None else c.ops
   return {r for o in ops for r in sregs(o)}

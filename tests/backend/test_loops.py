@@ -5,7 +5,7 @@ import pytest
 
 from tinytpu import asm, isa
 from tinytpu.backend import loops, regalloc, vcode
-from tinytpu.backend.vcode import SR, Mem
+from tinytpu.backend.vcode import SR, Ins, Label, Mem
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -14,17 +14,17 @@ def nest(counts: list, reg_counts: bool = False) -> list[tuple]:
   """Loops nested as counts (outer first) around `s1 += 1`, with a vector value defined before the
   loops and read in the innermost body (its register must stay live across the branch loops)."""
   v, acc = vcode.VT("v"), vcode.VT("acc")
-  code = [("ins", "VFILL", v, 3), ("ins", "VFILL", acc, 0), ("ins", "LI", SR(1), 0)]
+  code = [Ins("VFILL", v, 3), Ins("VFILL", acc, 0), Ins("LI", SR(1), 0)]
   for d, n in enumerate(counts):
     if reg_counts:
-      code += [("ins", "LI", SR(8 + d), n), ("ins", "LOOP", SR(8 + d), f"E{d}")]
+      code += [Ins("LI", SR(8 + d), n), Ins("LOOP", SR(8 + d), f"E{d}")]
     else:
-      code.append(("ins", "LOOPI", n, f"E{d}"))
-  code += [("ins", "SADDI", SR(1), SR(1), 1), ("ins", "VADD", acc, acc, v)]
+      code.append(Ins("LOOPI", n, f"E{d}"))
+  code += [Ins("SADDI", SR(1), SR(1), 1), Ins("VADD", acc, acc, v)]
   for d in reversed(range(len(counts))):
-    code.append(("label", f"E{d}"))
-    code.append(("ins", "SADDI", SR(2), SR(2), 1))  # a loop ends strictly inside the one around it
-  code += [("ins", "VST", acc, Mem(0, 0)), ("ins", "HALT")]
+    code.append(Label(f"E{d}"))
+    code.append(Ins("SADDI", SR(2), SR(2), 1))  # a loop ends strictly inside the one around it
+  code += [Ins("VST", acc, Mem(0, 0)), Ins("HALT")]
   return code
 
 
@@ -52,13 +52,13 @@ def test_deep_nests_run(counts, reg):
   assert int(regs[1]) == total
   tile = next(t for kind, _, t in res.dumps if kind == "vmem")
   assert (tile == 3 * total).all()
-  kept = sum(1 for c in loops.legalise(code) if c[0] == "ins" and c[1] in loops.HW_LOOPS)
+  kept = sum(1 for c in loops.legalise(code) if isinstance(c, Ins) and c.mn in loops.HW_LOOPS)
   assert kept == min(len(counts), isa.LOOP_DEPTH)  # the innermost loops stay in hardware
 
 
 def test_no_register_left_is_refused():
   code = nest([2] * 6)
-  code[:0] = [("ins", "LI", SR(r), 0) for r in range(2, 16)]  # every scalar register in use
+  code[:0] = [Ins("LI", SR(r), 0) for r in range(2, 16)]  # every scalar register in use
   with pytest.raises(NotImplementedError, match=r"kernel k: loops nest 6 deep \(the SXU has 4\)"):
     loops.legalise(code, "k")
 

@@ -9,7 +9,7 @@ import pytest
 from tinytpu import asm
 from tinytpu.backend import peephole, regalloc, schedule, vcode
 from tinytpu.bundle import Bundle
-from tinytpu.backend.vcode import SR, Mem
+from tinytpu.backend.vcode import SR, Ins, Label, Mem
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -24,30 +24,30 @@ def _random_block(rng: np.random.Generator) -> list[tuple]:
     k = rng.integers(7) if vals else 0
     if k == 0:
       v = vcode.VT("ld")
-      code.append(("ins", "VLD", v, Mem(rng.integers(2), rng.integers(3))))  # s1 in [0, 3]
+      code.append(Ins("VLD", v, Mem(rng.integers(2), rng.integers(3))))  # s1 in [0, 3]
       vals.append(v)
     elif k == 1:
-      code.append(("ins", "VST", val(), Mem(rng.integers(2), rng.integers(3))))
+      code.append(Ins("VST", val(), Mem(rng.integers(2), rng.integers(3))))
     elif k == 2:
       v = vcode.VT("op")
-      code.append(("ins", str(rng.choice(["VADD", "VSUB", "VMUL", "VXOR"])), v, val(), val()))
+      code.append(Ins(str(rng.choice(["VADD", "VSUB", "VMUL", "VXOR"])), v, val(), val()))
       vals.append(v)
     elif k == 3:  # element accesses: the lane values masked to addresses inside the data tiles
       idx, v = vcode.VT("idx"), vcode.VT("g")
-      code.append(("ins", "VAND", idx, val(), mask))
-      code.append(("ins", "VGATHER", v, idx, Mem(0, 0)))
+      code.append(Ins("VAND", idx, val(), mask))
+      code.append(Ins("VGATHER", v, idx, Mem(0, 0)))
       vals.append(v)
     elif k == 4:
       idx = vcode.VT("idx")
-      code.append(("ins", "VAND", idx, val(), mask))
-      code.append(("ins", "VSCATTER", val(), idx, ones, Mem(0, 0)))
+      code.append(Ins("VAND", idx, val(), mask))
+      code.append(Ins("VSCATTER", val(), idx, ones, Mem(0, 0)))
     elif k == 5:
       step = int(rng.choice([d for d in (-1, 1) if 0 <= s1 + d <= 3]))
-      code.append(("ins", "SADDI", SR(1), SR(1), step))
+      code.append(Ins("SADDI", SR(1), SR(1), step))
       s1 += step
     else:
       v = vcode.VT("f")
-      code.append(("ins", "VFILL", v, int(rng.integers(-5, 5))))
+      code.append(Ins("VFILL", v, int(rng.integers(-5, 5))))
       vals.append(v)
   return code
 
@@ -56,8 +56,8 @@ mask, ones = vcode.VT("mask"), vcode.VT("ones")
 
 
 def _run(code: list[tuple], data: dict) -> tuple:
-  prologue = [("ins", "VFILL", mask, TILES * 16 - 1), ("ins", "VFILL", ones, 1), ("ins", "LI", SR(1), 3)]
-  text, _, _ = regalloc.allocate(prologue + code + [("ins", "HALT")], TILES + 2)
+  prologue = [Ins("VFILL", mask, TILES * 16 - 1), Ins("VFILL", ones, 1), Ins("LI", SR(1), 3)]
+  text, _, _ = regalloc.allocate(prologue + code + [Ins("HALT")], TILES + 2)
   b = Bundle(config=DEFAULT, program=asm.assemble(text, DEFAULT.N), vmem=dict(data),
              dumps=[("vmem", 0, TILES), ("sreg", 0, 16)])
   r = interp.run(b)
@@ -77,12 +77,12 @@ def test_schedule_keeps_semantics(seed):
 
 def test_schedule_fills_load_bubbles():
   a, b, c, d = (vcode.VT(n) for n in "abcd")
-  code = [("ins", "VLD", a, Mem(0, 0)), ("ins", "VADD", b, a, a), ("ins", "VST", b, Mem(0, 2)),
-          ("ins", "VLD", c, Mem(0, 1)), ("ins", "VADD", d, c, c), ("ins", "VST", d, Mem(0, 3))]
-  out = [x[1] for x in schedule.schedule(code, regalloc.NPHYS)]
+  code = [Ins("VLD", a, Mem(0, 0)), Ins("VADD", b, a, a), Ins("VST", b, Mem(0, 2)),
+          Ins("VLD", c, Mem(0, 1)), Ins("VADD", d, c, c), Ins("VST", d, Mem(0, 3))]
+  out = [x.mn for x in schedule.schedule(code, regalloc.NPHYS)]
   assert out == ["VLD", "VLD", "VADD", "VADD", "VST", "VST"]
   # a store to the tile a later load reads stays before it
-  code = [("ins", "VST", b, Mem(1, 0)), ("ins", "VLD", c, Mem(2, 0))]
+  code = [Ins("VST", b, Mem(1, 0)), Ins("VLD", c, Mem(2, 0))]
   assert schedule.schedule(code, regalloc.NPHYS) == code
 
 
@@ -91,8 +91,8 @@ def test_schedule_pairs_loads_and_stores():
   # except a store then a load of the same tile; two loads or two stores never pair
   a, b, c = (vcode.VT(n) for n in "abc")
   def cycles(*code):
-    out = schedule._block([("ins", *x) for x in code], collections.Counter(), regalloc.NPHYS)
-    return [(cyc, x[1]) for cyc, x in out]
+    out = schedule._block([Ins(*x) for x in code], collections.Counter(), regalloc.NPHYS)
+    return [(cyc, x.mn) for cyc, x in out]
   assert cycles(("VLD", a, Mem(0, 0)), ("VST", b, Mem(0, 0))) == [(0, "VLD"), (0, "VST")]
   assert cycles(("VLD", a, Mem(0, 0)), ("VST", b, Mem(0, 1))) == [(0, "VLD"), (0, "VST")]
   assert cycles(("VST", b, Mem(0, 1)), ("VLD", a, Mem(0, 0))) == [(0, "VST"), (0, "VLD")]
@@ -116,23 +116,23 @@ def test_schedule_pairs_loads_and_stores():
 def _acc_block(rng: np.random.Generator) -> list[tuple]:
   """Accumulator shapes the lowering emits (fill with 0, add, move back), some inside a loop."""
   accs = [vcode.VT(f"acc{i}") for i in range(2)]
-  code = [("ins", "VFILL", a, 0) for a in accs]
+  code = [Ins("VFILL", a, 0) for a in accs]
   def step():
     a, x, t = accs[rng.integers(2)], vcode.VT("x"), vcode.VT("t")
-    out = [("ins", "VLD", x, Mem(0, rng.integers(3))), ("ins", "VADD", t, a, x), ("ins", "VMOV", a, t)]
+    out = [Ins("VLD", x, Mem(0, rng.integers(3))), Ins("VADD", t, a, x), Ins("VMOV", a, t)]
     if rng.integers(2):
-      out.append(("ins", "VFILL", accs[rng.integers(2)], int(rng.integers(2))))
+      out.append(Ins("VFILL", accs[rng.integers(2)], int(rng.integers(2))))
     return out
   for _ in range(rng.integers(1, 4)):
     code += step()
   k, inv, t, acc2 = vcode.VT("k"), vcode.VT("inv"), vcode.VT("t"), vcode.VT("acc2")
-  code += [("ins", "VFILL", k, int(rng.integers(1, 9))), ("ins", "VFILL", acc2, 0)]
+  code += [Ins("VFILL", k, int(rng.integers(1, 9))), Ins("VFILL", acc2, 0)]
   # an invariant product inside the loop (hoisted in front of it), added into an accumulator
-  code += [("ins", "LOOPI", 3, "Lend")] + step() + [("ins", "VMUL", inv, k, k), ("ins", "VADD", t, acc2, inv),
-           ("ins", "VMOV", acc2, t)] + step() + [("label", "Lend"), ("ins", "VST", acc2, Mem(0, 3))]
+  code += [Ins("LOOPI", 3, "Lend")] + step() + [Ins("VMUL", inv, k, k), Ins("VADD", t, acc2, inv),
+           Ins("VMOV", acc2, t)] + step() + [Label("Lend"), Ins("VST", acc2, Mem(0, 3))]
   for _ in range(rng.integers(1, 3)):
     code += step()
-  return code + [("ins", "VST", accs[0], Mem(0, 4)), ("ins", "VST", accs[1], Mem(0, 5))]
+  return code + [Ins("VST", accs[0], Mem(0, 4)), Ins("VST", accs[1], Mem(0, 5))]
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -142,6 +142,6 @@ def test_peephole_keeps_semantics(seed):
   code = _acc_block(rng) + _random_block(rng)
   opt = peephole.optimize(code)
   assert len(opt) < len(code)  # the accumulator shapes always leave something to remove
-  assert [c[1] for c in opt].index("VMUL") < [c[1] for c in opt].index("LOOPI")  # the invariant left the loop
+  assert [c.mn for c in opt if isinstance(c, Ins)].index("VMUL") < [c.mn for c in opt if isinstance(c, Ins)].index("LOOPI")  # the invariant left the loop
   for (k, a, x), (_, _, y) in zip(_run(schedule.schedule(opt, regalloc.NPHYS), data), _run(code, data)):
     np.testing.assert_array_equal(x, y, err_msg=f"{k} {a}")
