@@ -123,7 +123,7 @@ class Handlers:
   def _store_register(self, u: UOp, a: Addr, val: Any):
     dst = a.buf[self.const_index(a.idx)]
     self.zeroed.pop(dst, None)
-    keep = self.mask_of(u.src[2] if len(u.src) > 2 else None, self.red[3] if self.red else None)
+    keep = self.mask_of(u.src[2] if len(u.src) > 2 else None, self.red.mask if self.red else None)
     if keep is not None:  # lanes gated off (or past a lane reduce's extent) keep their value
       self.ins("VSEL", dst, keep, self.tile(val, u.src[1].dtype), dst)
     elif isinstance(val, Const):
@@ -246,10 +246,10 @@ class Handlers:
     buf: Buf = a.buf
     L = self.L
     form = self.lin(a.idx) if mask is None else None
-    if self.red and form is not None and form[0].get(self.red[0]) == 1 and form[1] % L == 0 and not form[2] \
-        and all(k in self.lane_ranges for k in form[0] if k is not self.red[0]):
+    if self.red and form is not None and form[0].get(self.red.rng) == 1 and form[1] % L == 0 and not form[2] \
+        and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
-      return "tile", Mem(self.red[1], (buf.base + form[1]) // L + self.red[2]), None
+      return "tile", Mem(self.red.ptr, (buf.base + form[1]) // L + self.red.off), None
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
         and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)

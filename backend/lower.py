@@ -35,7 +35,7 @@ from tinytpu.backend.mxu_match import MxuMatch
 from tinytpu.backend.mxu_sched import MxuSchedule
 from tinytpu.backend.optable import HOIST_MAX, LOOPI_MAX, UNROLL_BUDGET, UNROLL_FULL, _cint, _imm, unsupported
 from tinytpu.backend.peephole import optimize
-from tinytpu.backend.records import Const, Kernel, OpenLoop, SReg
+from tinytpu.backend.records import Const, Kernel, LaneReduce, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
@@ -276,7 +276,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     for u, j in last_use.items():
       dies.setdefault(j, []).append(u)
     self.zeroed: dict[VT, tuple] = {}  # register accumulators last filled with 0 -> that VFILL
-    self.red = None  # inside a lane-parallel reduce: (range, tile pointer reg, tile offset, lane mask or None)
+    self.red: LaneReduce | None = None  # inside a lane-parallel reduce
     self.affine: dict[tuple, VT] = {}  # lane_affine's tiles of this copy
     j = 0
     while j < len(self.uops):
@@ -384,7 +384,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
         self.ins("VMIN", rc, r, c(R - 1))
         r = rc
       self.vals[rng] = r
-      self.red = (rng, pt if looped else 0, 0 if looped else step, mask)
+      self.red = LaneReduce(rng, pt if looped else 0, 0 if looped else step, mask)
       for k in range(j + 1, e):
         self.lower_at(k, dies)
     self.red = None

@@ -84,3 +84,12 @@ class OpenLoop:
   derived: dict = dataclasses.field(default_factory=dict)  # coefficient c -> scalar register holding c * var
   step: int = 1                 # the variable's step (copies of the body per iteration)
   copy: int = 0                 # which copy of a partially unrolled body is being lowered
+
+
+@dataclasses.dataclass(frozen=True)
+class LaneReduce:
+  """The lane-parallel reduce being lowered: element r of its step is in lane r - step * L."""
+  rng: UOp
+  ptr: int                      # scalar register of the step's tile offset (0 when unrolled)
+  off: int                      # tile offset of this unrolled step
+  mask: Any                     # VT of the lanes inside the extent, or None when all are
