@@ -652,3 +652,22 @@ def test_gather_scatter_n8():
   cosim.build(cfg)
   check(_gather_program(8, cfg.VMEM_TILES, 48), cfg)
   check(_scatter_program(8), cfg)
+
+
+def test_server_interrupted_mid_bundle_is_replaced():
+  """A run interrupted while the server still works on its bundle (a test timeout, ^C) kills that
+  server: otherwise its late answer blocks on a full pipe while the next bundle is written (a
+  deadlock seen in a pytest-timeout run of tinygrad's test_ops)."""
+  class Interrupting:
+    def __init__(self, f):
+      self.f = f
+    def readline(self):
+      raise KeyboardInterrupt
+  srv = cosim.Server(DEFAULT)
+  real = srv.proc.stdout
+  srv.proc.stdout = Interrupting(real)
+  with pytest.raises(KeyboardInterrupt):
+    srv.run(bundle.write(asm.assemble_bundle("LOOPI 60000, e\nSADDI s1, s1, 1\ne: HALT\n", DEFAULT)))
+  assert srv.proc.poll() is not None  # gone, so the runner starts a fresh one
+  with cosim.Server(DEFAULT) as fresh:
+    assert fresh.run(bundle.write(asm.assemble_bundle("LI s1, 7\nHALT\n.dump sreg\n", DEFAULT))).status == "ok"

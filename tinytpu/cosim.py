@@ -128,17 +128,24 @@ class Server:
   def run(self, text: str) -> bundle.Result:
     text = _prepare(text, self.config)
     assert self.proc.stdin and self.proc.stdout
-    self.proc.stdin.write(text.rstrip("\n") + f"\n{END}\n")
-    self.proc.stdin.flush()
-    out = []
-    while True:
-      line = self.proc.stdout.readline()
-      if not line:
-        raise RuntimeError("co-sim server exited")
-      if line.startswith(END):
-        rc = int(line.split()[1])
-        break
-      out.append(line)
+    try:
+      self.proc.stdin.write(text.rstrip("\n") + f"\n{END}\n")
+      self.proc.stdin.flush()
+      out = []
+      while True:
+        line = self.proc.stdout.readline()
+        if not line:
+          raise RuntimeError("co-sim server exited")
+        if line.startswith(END):
+          rc = int(line.split()[1])
+          break
+        out.append(line)
+    except BaseException:
+      # interrupted mid-bundle (a test timeout, ^C): the server may still be simulating or writing
+      # that bundle's answer, which the next caller would read as its own or block on; it goes
+      self.proc.kill()
+      self.proc.wait()
+      raise
     text = "".join(out)
     return _answer(text, "", rc, self.config)
 
