@@ -76,6 +76,14 @@ export TINYTPU_TEST_SIM
 test-backend: $(STAMP)
 	$(PYTEST) tests/backend
 
+# random tinygrad programs, TINYTPU against tinygrad's PYTHON device (doc/fuzz.md); a failure prints
+# its shrunk reproducer: make test-fuzz [SEEDS=200] [FUZZ_SEED=S (default: today)] [TINYTPU_SIM=golden|rtl|both]
+FUZZ_SEEDS ?= 200
+FUZZ_SIM ?= $(or $(TINYTPU_SIM),golden)
+.PHONY: test-fuzz
+test-fuzz: $(STAMP)
+	$(PY) -m tinytpu fuzz --seeds $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),$(FUZZ_SEEDS)) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --sim $(FUZZ_SIM)
+
 # every test, every configuration, in one pytest run
 test-all: $(STAMP)
 	$(PYTEST) tests
