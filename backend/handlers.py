@@ -193,6 +193,8 @@ class Handlers:
       self.ins(_SALU[u.op], SR(r), *(SR(self.scalar(s)) for s in srcs))
       return SReg(r)
     mn = _ALU[u.op][_cls(src_dt)]
+    if mn is None and u.op in (Ops.CDIV, Ops.CMOD) and src_dt in (dtypes.uint8, dtypes.uint16):
+      mn = _ALU[u.op][0]  # zero-extended lanes are non-negative int32: the signed division is exact
     if u.op is Ops.MAX and mn == "VMAX" and any(isinstance(x, Const) and x.val == 0 for x in srcs):
       t = VT("relu")  # max(x, 0) of an int32
       self.ins("VRELU", t, self.tile(next(x for x in srcs if not (isinstance(x, Const) and x.val == 0)), src_dt))

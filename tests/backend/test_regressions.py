@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tinytpu  # noqa: F401  registers the device
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 
 rng = np.random.default_rng(7)
 F444 = rng.standard_normal((4, 4, 4)).astype(np.float32)
@@ -26,6 +26,9 @@ CASES = {
   "cummax_values": (lambda t: t.cummax(2)[0], F456),
   "cummax_indices": (lambda t: t.cummax(2)[1], F456),
   "cumprod": (lambda t: t.cumprod(1), F56),
+  # unsigned narrow division: lanes are zero-extended, so the signed VCDIV/VCMOD are exact
+  "uint8_div_mod": (lambda t: (t.cast(dtypes.uint8) // 7) + (t.cast(dtypes.uint8) % 5), I7813),
+  "uint16_div": (lambda t: (t.cast(dtypes.uint16) * 300) // t.cast(dtypes.uint16).maximum(1), I7813),
   "max_pool_indices": (lambda t: t.max_pool2d(kernel_size=(2, 2), return_indices=True)[1], F456),
 }
 
