@@ -97,10 +97,10 @@ class TinyTPUProgram(Program):
   def __call__(self, *bufs, vals=(), wait=False, **kw):
     k, cfg = self.kernel, backend_config()
     if cfg.N != k.N:
-      raise RuntimeError(f"TINYTPU: kernel {self.name} was compiled for N={k.N}, the core has N={cfg.N}")
+      raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: compiled for N={k.N}, the core has N={cfg.N}")
     L = cfg.lanes
     if k.vmem_tiles > cfg.VMEM_TILES:
-      raise RuntimeError(f"TINYTPU: kernel {self.name} needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
+      raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
     by_slot = {info.slot: (info, mv) for info, mv in zip(k.bufs, bufs)}
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]
