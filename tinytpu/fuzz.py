@@ -5,14 +5,12 @@ names, parameters); the last op is the output. `build` renders each op as one li
 for the shapes and value bounds it meets, so one description runs on any device, prints as a
 standalone reproducer (`snippet`) and stays valid while `shrink` drops ops, sizes and values.
 
-Comparison (doc/fuzz.md): ints and bools exactly. Every fp32 value carries a bound d on how far two
-correct implementations of it may drift apart: 0 for inputs and correctly rounded ops of d = 0
-values (those must match bit for bit); raised by muls tinygrad may fuse (MULACC, a * (1/b) -> a / b),
-transcendentals (4 * 2^-24 relative; absolute for log2, sin), and sums, cumsums, matmuls and convs
-of K terms (K times each term's drift plus 2 * K^2 * 2^-24 * max|term|, any summation order); later
-ops propagate it by the value's interval. An fp output passes when each element is within 2 * d of
-PYTHON's and NaNs sit in the same places. Compares, argmax/argmin and fp -> int/bool casts are only
-generated on values with d = 0, so drift never becomes an exact mismatch.
+Comparison (doc/fuzz.md has the rules): ints and bools exactly. Every fp32 value carries a bound d on
+how far two correct implementations may drift apart: 0 for inputs and correctly rounded ops of d = 0
+values (those match bit for bit); raised by muls tinygrad may fuse (MULACC, a * (1/b) -> a / b),
+transcendentals (4 * 2^-24), sums/cumsums/matmuls/convs of K terms (K * term drift + 2 K^2 2^-24 max|term|),
+propagated through the value intervals. An fp output passes within 2 * d, NaNs at the same places.
+Compares, argmax/argmin and fp -> int/bool casts only see d = 0 values, so drift never flips them.
 
 Outcomes: ok; unsupported (TINYTPU raised NotImplementedError: counted, not a failure); fail (a
 wrong value or any other TINYTPU exception: shrunk and reported); invalid (PYTHON itself failed).
@@ -692,8 +690,12 @@ def fuzz(seed: int, count: int, start: int = 0, fault: str | None = None, max_sh
   fault = fault or os.environ.get("TINYTPU_FUZZ_FAULT") or None
   s, t0 = Summary(seed), time.time()
   for i in range(start, start + count):
-    prog = generate(seed, i)
-    o = check(prog, fault)
+    try:
+      prog = generate(seed, i)
+    except Exception as e:  # noqa: BLE001  a generator bug: reported, the run goes on
+      prog, o = None, Outcome("invalid", "generator: " + _line(e))
+    else:
+      o = check(prog, fault)
     s.programs += 1
     out.write({"ok": ".", "unsupported": "u", "invalid": "?", "fail": "F"}[o.kind])
     if o.kind == "unsupported":
