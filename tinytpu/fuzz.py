@@ -169,9 +169,10 @@ def _axes(ax, nd: int) -> tuple:
   return tuple(sorted({a % nd for a in ax}))
 
 
-def _sumdrift(d: float, p: float, k: int, tmag: float) -> float:
-  """Two correct fp sums of k terms of magnitude <= tmag, each term off by d (+ p if fused), differ by at most this."""
-  return d if k == 1 else k * (d + p) + 2 * k * EPS * k * tmag
+def _sumdrift(d: float, p: float, k: int, tmag: float) -> tuple:
+  """(d, p) of an fp sum of k terms of magnitude <= tmag, each off by d (+ p if fused): any two summation orders
+  differ by at most d. One term is no sum: tinygrad drops the reduce, and the term's pending fusion stays."""
+  return (d, p) if k == 1 else (k * (d + p) + 2 * k * EPS * k * tmag, 0.0)
 
 
 BIN = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "max": "{}.maximum({})", "min": "{}.minimum({})",
@@ -217,7 +218,7 @@ def _dot(a: Val, b: Val, k: int, cast: bool) -> tuple:
     return k * tl, k * th
   tl, th = corners(ARITH["mul"], a, b)
   tm, td = max(abs(tl), abs(th)), a.d * b.mag + b.d * a.mag + a.d * b.d
-  return k * tl, k * th, _sumdrift(td and td + 2 * EPS * tm, EPS * tm, k, tm)
+  return k * tl, k * th, *_sumdrift(td and td + 2 * EPS * tm, EPS * tm, k, tm)
 
 
 def render(op: Op, ins: list) -> tuple:
@@ -271,14 +272,14 @@ def render(op: Op, ins: list) -> tuple:
     ax, keep = op.p
     kk = math.prod(a.shape[i] for i in _axes(ax, nd))
     code = f"{{}}.{REDUCE.get(k, k)}({'' if ax is None else f'axis={ax!r}, '}keepdim={keep})"
-    if k in REDUCE: return code, (kk * a.lo, kk * a.hi, _sumdrift(a.d, a.p, kk, a.mag)) if k == "sum" else (a.lo, a.hi, a.d)
+    if k in REDUCE: return code, (kk * a.lo, kk * a.hi, *_sumdrift(a.d, a.p, kk, a.mag)) if k == "sum" else (a.lo, a.hi, a.d, a.p if kk == 1 else 0.0)
     if a.d or not (ax is None or isinstance(ax, int)): raise Invalid("argmax of drifting fp values, or of several axes")
     return code, (0, kk - 1)
   if k in CUM:
     kk = a.shape[_axes(op.p[0], nd)[0]]
     code = f"{{}}.{k}({op.p[0]})" + ("[0]" if k in ("cummax", "cummin") else "")
-    if k == "cumsum": return code, (min(a.lo, kk * a.lo), max(a.hi, kk * a.hi), _sumdrift(a.d, a.p, kk, a.mag))
-    if k == "cummax" or k == "cummin": return code, (a.lo, a.hi, a.d)
+    if k == "cumsum": return code, (min(a.lo, kk * a.lo), max(a.hi, kk * a.hi), *_sumdrift(a.d, a.p, kk, a.mag))
+    if k == "cummax" or k == "cummin": return code, (a.lo, a.hi, a.d, a.p if kk == 1 else 0.0)
     if a.d: raise Invalid("cumprod of drifting fp values")
     m = math.inf if kk * math.log2(max(2.0, a.mag)) > 900 else max(1.0, a.mag) ** kk
     return code, (-m, m, 2 * kk * EPS * m)
