@@ -118,7 +118,7 @@ class Val:
   lo: float
   hi: float
   d: float = 0.0   # fp drift bound
-  p: float = 0.0   # drift if an add fuses with it (a MULACC of this mul)
+  p: float = 0.0   # drift if an arithmetic consumer fuses or reassociates with it (MULACC, add chains)
   q: float = 0.0   # drift if a mul fuses with it (a * (1/b) -> a / b)
 
   @property
@@ -186,7 +186,7 @@ CUM = ("cumsum", "cummax", "cummin", "cumprod")
 
 def _fpun(k: str, a: Val) -> tuple:
   """A transcendental, sqrt or reciprocal behind the guard that keeps it in its domain: code, bounds."""
-  g, lo, hi, d = "{}" if a.fp else "{}.cast(dtypes.float32)", float(a.lo), float(a.hi), a.d
+  g, lo, hi, d = "{}" if a.fp else "{}.cast(dtypes.float32)", float(a.lo), float(a.hi), a.d + a.p
   if k in ("log2", "recip") and not (lo >= 0.25 or (k == "recip" and hi <= -0.25)):
     g, lo, hi = f"({g}.abs() + 0.5)", (0.0 if lo < 0 < hi else min(abs(lo), abs(hi))) + 0.5, a.mag + 0.5
   elif k == "sqrt" and lo < 0:
@@ -233,7 +233,7 @@ def render(op: Op, ins: list) -> tuple:
     c = op.p[0] if len(ins) < 2 + w else None
     b = ins[1 + w] if c is None else Val("float32" if isinstance(c, float) else x.dtype, (), c, c)
     code = ("{}.where({}, {})" if w else BIN[k]).format(*["{}"] * (1 + w), "{}" if c is None else lit(c, x.dtype))
-    if w: return code, (min(x.lo, b.lo), max(x.hi, b.hi), max(x.d, b.d))
+    if w: return code, (min(x.lo, b.lo), max(x.hi, b.hi), max(x.d, b.d), max(x.p, b.p), max(x.q, b.q))
     if k in ("lt", "eq", "ne"):
       if a.d or b.d: raise Invalid("fp compare of drifting values")
       return code, (0, 1)
@@ -244,14 +244,14 @@ def render(op: Op, ins: list) -> tuple:
     lo, hi = corners(ARITH[k], a, b)
     m = max(abs(lo), abs(hi))
     if k in ("add", "sub"):
-      dd = a.d + b.d + a.p + b.p
-      return code, (lo, hi, dd and dd + 2 * EPS * m)
+      dd = a.d + b.d + a.p + b.p  # tinygrad may reassociate a chain of adds per device: the add's own p
+      return code, (lo, hi, dd and dd + 2 * EPS * m, 2 * EPS * (a.mag + b.mag) if a.fp or b.fp else 0.0)
     if k == "mul":
-      dd = a.d * b.mag + b.d * a.mag + a.d * b.d + a.q * b.mag + b.q * a.mag
+      dd = (a.d + a.p + a.q) * b.mag + (b.d + b.p + b.q) * a.mag + a.d * b.d  # (x*c)*y -> (x*y)*c, a*(1/b) -> a/b
       return code, (lo, hi, dd and dd + 2 * EPS * m, EPS * m if a.fp or b.fp else 0.0)
     return code, (lo, hi, max(a.d, b.d))
   if k == "neg": return "-{}", (-a.hi, -a.lo, a.d, a.p, a.q)
-  if k == "abs": return "{}.abs()", (0 if a.lo < 0 < a.hi else min(abs(a.lo), abs(a.hi)), a.mag, a.d)
+  if k == "abs": return "{}.abs()", (0 if a.lo < 0 < a.hi else min(abs(a.lo), abs(a.hi)), a.mag, a.d, a.p)
   if k in FPUN: return _fpun(k, a)
   if k in INTOP:
     c = op.p[0]
