@@ -39,6 +39,8 @@ GRADS = {
   "padded_conv2d_1x1": (lambda x, w: x.conv2d(w, padding=2), [(4, 3, 11, 28), (4, 3, 1, 1)]),
   "conv2d_stride2": (lambda x, w: x.conv2d(w, stride=2), [(2, 3, 7, 8), (4, 3, 3, 3)]),
   "mul_bcast": (lambda x, y: (x * y).sum(0) + y, [(3, 4), (4,)]),
+  # the gradient of an expand is a sum over every broadcast axis: nested reduces (issue 12's (1,1,1,1) gradient)
+  "expand_1111": (lambda x: x.expand((4, 3, 2, 6)), [(1, 1, 1, 1)]),
 }
 
 
