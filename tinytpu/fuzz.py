@@ -344,8 +344,8 @@ def step(op: Op, env: dict, vals: dict, fault: str | None = None):
   return t, Val(dt, tuple(t.shape), lo, hi, *((d, p, q) if fp else ())), code
 
 
-def build(prog: Program, device: str, fault: str | None = None, empty: bool = False):
-  """The program on a device (lazy): the output tensor, its Val and the op lines."""
+def build(prog: Program, device: str, fault: str | None = None, empty: bool = False, split: bool = False):
+  """The program on a device (lazy, or each op realised on its own with split): the output tensor, its Val, the op lines."""
   Tensor, dtypes = _tg()
   env, vals, lines = {}, {}, []
   for x in prog.inputs:
@@ -354,6 +354,8 @@ def build(prog: Program, device: str, fault: str | None = None, empty: bool = Fa
   for op in prog.ops:
     env[op.out], vals[op.out], code = step(op, env, vals, fault)
     lines.append(f"{op.out} = {code}")
+    if split:
+      env[op.out] = env[op.out].realize()
   return env[prog.ops[-1].out], vals[prog.ops[-1].out], lines
 
 
@@ -361,16 +363,16 @@ def tolerance(v: Val) -> float:
   return 2 * v.d if v.fp else 0.0
 
 
-def compare(got: np.ndarray, ref: np.ndarray, tol: float) -> str | None:
+def compare(got: np.ndarray, ref: np.ndarray, tol: float, names=("TINYTPU", "PYTHON")) -> str | None:
   if got.shape != ref.shape or got.dtype != ref.dtype:
-    return f"shape/dtype {got.shape} {got.dtype}, PYTHON {ref.shape} {ref.dtype}"
+    return f"shape/dtype {got.shape} {got.dtype}, {names[1]} {ref.shape} {ref.dtype}"
   bad = got != ref
   if ref.dtype == np.float32:
     nan = np.isnan(ref)
     bad = (np.isnan(got) != nan) | (~nan & bad & ~(np.abs(got.astype(np.float64) - ref) <= tol))
   if not bad.any(): return None
   i = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
-  return f"{int(bad.sum())}/{bad.size} elements differ (tolerance {tol:.3g}), first at {i}: TINYTPU {got[i]!r}, PYTHON {ref[i]!r}"
+  return f"{int(bad.sum())}/{bad.size} elements differ (tolerance {tol:.3g}), first at {i}: {names[0]} {got[i]!r}, {names[1]} {ref[i]!r}"
 
 
 @dataclass
@@ -397,8 +399,14 @@ def check(prog: Program, fault: str | None = None) -> Outcome:
     return Outcome("unsupported", _line(e))
   except Exception as e:  # noqa: BLE001  any other TINYTPU exception is a failure
     return Outcome("fail", _line(e), ("error", type(e).__name__))
-  msg = compare(got, ref, tolerance(v))
-  return Outcome("fail", "mismatch: " + msg, ("mismatch",)) if msg else Outcome("ok")
+  if not (msg := compare(got, ref, tolerance(v))):
+    return Outcome("ok")
+  try:  # a second opinion: PYTHON with every op its own kernel (tinygrad's fusion has bugs of its own)
+    if bad := compare(build(prog, "PYTHON", split=True)[0].numpy(), ref, tolerance(v), ("PYTHON op by op", "PYTHON fused")):
+      return Outcome("invalid", f"PYTHON fused and op by op differ: {bad}; TINYTPU: {msg}")
+  except Exception as e:  # noqa: BLE001
+    return Outcome("invalid", "PYTHON op by op: " + _line(e))
+  return Outcome("fail", "mismatch: " + msg, ("mismatch",))
 
 
 # ---- the generator
