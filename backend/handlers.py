@@ -8,7 +8,7 @@ from typing import Any
 from tinygrad.dtype import AddrSpace, dtypes
 from tinygrad.uop.ops import Ops, UOp
 
-from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
+from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR, sregs
 from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cls, _fold, _fold_int, _imm,
                                      _narrow, unsupported)
 from tinytpu.backend.records import Addr, Buf, Const, OpenLoop, SReg
@@ -88,6 +88,10 @@ class Handlers:
   def _load(self, u: UOp):
     a = self.value(u.src[0])
     if isinstance(a.buf, tuple):
+      if not any(x.op is Ops.STORE and x.src[0].op is Ops.INDEX and self.reg_of(x.src[0]) == self.reg_of(u.src[0]) for x in self.uops):
+        # tinygrad 0.14 folds a reduce whose update becomes a constant (max(acc, uint max)) into a
+        # loop with no store at all, leaving this read of a register nothing writes
+        raise unsupported(u, "it reads a register accumulator that no UOp of the kernel writes (tinygrad folded the reduce's update away)")
       self.vals[u] = a.buf[self.const_index(a.idx)]
       return
     if u.dtype not in SUPPORTED_DTYPES:
@@ -299,7 +303,13 @@ class Handlers:
         if c not in lp.derived and self.frugal:
           return None  # the address is computed in temporaries instead
         if c not in lp.derived:
-          lp.derived[c] = reg = self.sreg("induction variable", temp=False)
+          # the register is set at the loop's start, so it must be one that no code since then
+          # touches (a register freed in between was used there: its new value would clobber it)
+          used = {x for ins in self.code[lp.start:] if isinstance(ins, Ins) for o in ins.ops for x in sregs(o)}
+          if (reg := next((x for x in reversed(self.free_sregs) if x not in used), None)) is None:
+            return None
+          self.free_sregs.remove(reg)
+          lp.derived[c] = reg
           self.code.insert(lp.start + 1, Ins("LI", SR(reg), 0))
           for inner in self.loops[i + 1:]:
             inner.start += 1

@@ -81,7 +81,11 @@ def _cint(u: UOp) -> int | None:
 
 
 def _fold_int(v, dt: DType) -> int:
-  """C conversion of a constant to an int dtype (wrapping)."""
+  """C conversion of a constant to an int dtype (wrapping). Beyond any 64-bit value, a weakint is
+  tinygrad's stand-in for -inf/+inf (the identity of a max/min reduce, -2**789): it saturates to the
+  dtype's extreme, which is the identity tinygrad means there."""
+  if abs(int(v)) >= 1 << 64:
+    return int(dt.min if v < 0 else dt.max)
   v = int(v) & ((1 << (8 * dt.itemsize)) - 1)
   return v - (1 << (8 * dt.itemsize)) if dtypes.is_int(dt) and not dtypes.is_unsigned(dt) and v >> (8 * dt.itemsize - 1) else v
 

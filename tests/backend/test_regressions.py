@@ -29,6 +29,16 @@ CASES = {
   # unsigned narrow division: lanes are zero-extended, so the signed VCDIV/VCMOD are exact
   "uint8_div_mod": (lambda t: (t.cast(dtypes.uint8) // 7) + (t.cast(dtypes.uint8) % 5), I7813),
   "uint16_div": (lambda t: (t.cast(dtypes.uint16) * 300) // t.cast(dtypes.uint16).maximum(1), I7813),
+  # found by the fuzzer: an induction register was taken from a register freed inside its loop
+  # (reduces over flipped, broadcast, strided and convolved views: issue 12's fuzz families 1-5)
+  "flip_sum": (lambda t: t.flip(1).sum(), np.ones((2, 2), np.float32)),
+  "bcast_sum": (lambda t: (t + Tensor(np.array([[[1, 10]], [[100, 1000]]], np.int32), device=t.device)).sum(), np.zeros((2, 2, 1), np.int32)),
+  "uint16_flip_max": (lambda t: t.cast(dtypes.uint16).flip(0).max(), np.arange(20, dtype=np.int32) * 37),
+  "conv_max": (lambda t: t.conv2d(Tensor(np.array([[[[-1], [-2]], [[1], [-2]], [[-2], [2]]]], np.int32), device=t.device)).max(),
+               np.ones((1, 3, 3, 2), np.int32)),
+  "slice_max_min": (lambda t: t[1:, 20:36:3].max(1).min(0), np.arange(120, dtype=np.int32).reshape(3, 40)),
+  # a max reduce's identity is a weakint beyond any dtype (-2**789): it saturates, not wraps to 0
+  "cummin_of_div": (lambda t: (t.cast(dtypes.int32) // 3).cummin(1)[0], np.zeros((1, 2), np.bool_)),
   "max_pool_indices": (lambda t: t.max_pool2d(kernel_size=(2, 2), return_indices=True)[1], F456),
 }
 
@@ -71,3 +81,10 @@ def test_against_python_device(name):
     np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-5)
   else:
     np.testing.assert_array_equal(got, exp)
+
+
+def test_folded_accumulator_is_refused():
+  """tinygrad 0.14 folds max(acc, -x) of a uint into a reduce loop that never writes its
+  accumulator; reading it would return whatever the register held, so the lowering refuses."""
+  with pytest.raises(NotImplementedError, match=r"TINYTPU cannot lower Ops.LOAD \(dtypes.uint\): it reads a register accumulator that no UOp"):
+    (-Tensor(np.ones(2, np.uint32), device="TINYTPU")).max().numpy()
