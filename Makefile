@@ -17,7 +17,7 @@ all: test
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PY_SYS) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e ".[test]"
 	@touch $@
 
 venv: $(STAMP)
