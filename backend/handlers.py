@@ -199,6 +199,8 @@ class Handlers:
     mn = _ALU[u.op][_cls(src_dt)]
     if mn is None and u.op in (Ops.CDIV, Ops.CMOD) and src_dt in (dtypes.uint8, dtypes.uint16):
       mn = _ALU[u.op][0]  # zero-extended lanes are non-negative int32: the signed division is exact
+    if mn is None and u.op in (Ops.CDIV, Ops.CMOD) and src_dt == dtypes.uint32:
+      return self.udiv32(u, *(self.tile(s, src_dt) for s in srcs))
     if u.op is Ops.MAX and mn == "VMAX" and any(isinstance(x, Const) and x.val == 0 for x in srcs):
       t = VT("relu")  # max(x, 0) of an int32
       self.ins("VRELU", t, self.tile(next(x for x in srcs if not (isinstance(x, Const) and x.val == 0)), src_dt))
@@ -212,6 +214,33 @@ class Handlers:
     if u.op in _WRAPS and (w := _narrow(dt)) is not None:
       self.ins(w, t, t)
     return t
+
+  def udiv32(self, u: UOp, a: VT, b: VT) -> VT:
+    """uint32 a / b (or a % b) from the signed divider: a >> 1 is a non-negative int32, so
+    q0 = ((a >> 1) / b) << 1 is exact for b < 2^31 and at most one short (a - q0 * b < 2b); a
+    divisor of 2^31 or more (negative as int32) divides at most once. x / 0 = 0 and x % 0 = x, as
+    tinygrad's cdiv/cmod and VCDIV/VCMOD."""
+    one, zero = self.tile(Const(1, dtypes.int32), dtypes.int32), self.tile(Const(0, dtypes.int32), dtypes.int32)
+    q, r, c = VT("udiv_q"), VT("udiv_r"), VT("udiv_c")
+    self.ins("VSHR", q, a, one)
+    self.ins("VCDIV", q, q, b)
+    self.ins("VSHL", q, q, one)
+    self.ins("VMUL", r, q, b)
+    self.ins("VSUB", r, a, r)
+    self.ins("VCMPLTU", c, r, b)
+    self.ins("VXOR", c, c, one)        # r >= b: one more
+    self.ins("VADD", q, q, c)
+    self.ins("VCMPLTU", c, a, b)
+    self.ins("VXOR", c, c, one)        # the quotient by a divisor >= 2^31: a >= b
+    self.ins("VCMPLT", r, b, zero)
+    self.ins("VSEL", q, r, c, q)
+    self.ins("VCMPEQ", c, b, zero)
+    self.ins("VSEL", q, c, zero, q)
+    if u.op is Ops.CDIV:
+      return q
+    self.ins("VMUL", r, q, b)
+    self.ins("VSUB", r, a, r)
+    return r
 
   def cast(self, u: UOp) -> Any:
     src, dt, sdt = self.value(u.src[0]), u.dtype, u.src[0].dtype

@@ -29,6 +29,10 @@ CASES = {
   # unsigned narrow division: lanes are zero-extended, so the signed VCDIV/VCMOD are exact
   "uint8_div_mod": (lambda t: (t.cast(dtypes.uint8) // 7) + (t.cast(dtypes.uint8) % 5), I7813),
   "uint16_div": (lambda t: (t.cast(dtypes.uint16) * 300) // t.cast(dtypes.uint16).maximum(1), I7813),
+  # uint32 division from the signed divider: dividends and divisors across the whole range, x / 0
+  "uint32_div_mod": (lambda t: (t // (t.flip(0) * 2654435761 + 7)) + (t % (t.flip(0) * 40503)),
+                     (np.arange(64, dtype=np.int64) * 67108859 + 3).astype(np.uint32)),
+  "uint32_mod_zero": (lambda t: (t % t.flip(0)) + (t // t.flip(0)), np.array([0, 5, 2**31, 2**32 - 1, 0, 9, 4, 0], np.uint32)),
   # found by the fuzzer: an induction register was taken from a register freed inside its loop
   # (reduces over flipped, broadcast, strided and convolved views: issue 12's fuzz families 1-5)
   "flip_sum": (lambda t: t.flip(1).sum(), np.ones((2, 2), np.float32)),
