@@ -48,9 +48,15 @@ class TinyTPURenderer(Renderer):
   def render(self, uops) -> str:
     """The kernel's TASM listing (backend/listing.py): what DEBUG=4 prints and the compiler reads."""
     uops = list(uops)
-    k = lower.lower_kernel(uops, self.cfg)
     sink = next((u for u in uops if u.op is Ops.SINK), None)
-    return listing.render(_plain(getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel", k)
+    name = _plain(getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
+    try:
+      k = lower.lower_kernel(uops, self.cfg)
+    except NotImplementedError as e:
+      if name in str(e):
+        raise
+      raise NotImplementedError(f"{e} (kernel {name})") from e  # which kernel of the schedule, for the user
+    return listing.render(name, k)
 
   def supported_dtypes(self):
     return set(optable.SUPPORTED_DTYPES)
