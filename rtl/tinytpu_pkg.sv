@@ -448,6 +448,22 @@ package tinytpu_pkg;
     endcase
   endfunction
 
+  // The VPU datapath that computes a function (isa.VPU_CLASS).
+  typedef enum logic [1:0] {
+    VPU_CLASS_INT_LANE = 2'd0,
+    VPU_CLASS_INT_TILE = 2'd1,
+    VPU_CLASS_FP_LANE = 2'd2,
+    VPU_CLASS_FP_TILE = 2'd3
+  } vpu_class_e;
+  function automatic vpu_class_e vpu_class(input vpu_fn_e fn);
+    unique case (fn)
+      VPU_IROTPAIR, VPU_SUM_ROW, VPU_SUM_COL, VPU_SUM_TILE, VPU_MAX_ROW, VPU_MAX_COL, VPU_MAX_TILE, VPU_MIN_ROW, VPU_MIN_COL, VPU_MIN_TILE, VPU_PROD_ROW, VPU_PROD_COL, VPU_PROD_TILE, VPU_ARGMAX_ROW, VPU_ARGMIN_ROW: return VPU_CLASS_INT_TILE;
+      VPU_FADD, VPU_FSUB, VPU_FMUL, VPU_FDIV, VPU_FRECIP, VPU_FSQRT, VPU_FNEG, VPU_FABS, VPU_FSIGN, VPU_FMAX, VPU_FMIN, VPU_FTRUNC, VPU_FCMPLT, VPU_FCMPEQ, VPU_FCMPNE, VPU_I2F, VPU_U2F, VPU_F2I, VPU_F2BF16, VPU_BF162F, VPU_FEXP2, VPU_FLOG2, VPU_FSIN, VPU_FCOS, VPU_FMAC: return VPU_CLASS_FP_LANE;
+      VPU_FROTPAIR, VPU_FSUM_ROW, VPU_FSUM_COL, VPU_FSUM_TILE, VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMAX_TILE, VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE, VPU_FPROD_ROW, VPU_FPROD_COL, VPU_FPROD_TILE, VPU_FARGMAX_ROW, VPU_FARGMIN_ROW: return VPU_CLASS_FP_TILE;
+      default: return VPU_CLASS_INT_LANE;
+    endcase
+  endfunction
+
   // Algorithm constants (tinytpu/golden/transcendental.py).
   localparam logic [31:0] EXP2_C [7] = '{
     32'h40000000,

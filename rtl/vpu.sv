@@ -50,27 +50,9 @@ module vpu
   // ---------------------------------------------------------------------------------------------
   // Datapath: four producers, one chosen by the function class
 
-  typedef enum logic [1:0] {SRC_INT_LANE, SRC_INT_TILE, SRC_FP_LANE, SRC_FP_TILE} src_e;
-
-  src_e src;
-  always_comb begin
-    unique case (fn_i)
-      VPU_FADD, VPU_FSUB, VPU_FMUL, VPU_FDIV, VPU_FRECIP, VPU_FSQRT, VPU_FNEG, VPU_FABS, VPU_FSIGN,
-      VPU_FMAX, VPU_FMIN, VPU_FTRUNC, VPU_FCMPLT, VPU_FCMPEQ, VPU_FCMPNE, VPU_I2F, VPU_U2F, VPU_F2I,
-      VPU_F2BF16, VPU_BF162F, VPU_FEXP2, VPU_FLOG2, VPU_FSIN, VPU_FCOS, VPU_FMAC:
-        src = SRC_FP_LANE;
-      VPU_FROTPAIR, VPU_FSUM_ROW, VPU_FSUM_COL, VPU_FSUM_TILE, VPU_FMAX_ROW, VPU_FMAX_COL,
-      VPU_FMAX_TILE, VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE, VPU_FPROD_ROW, VPU_FPROD_COL,
-      VPU_FPROD_TILE, VPU_FARGMAX_ROW, VPU_FARGMIN_ROW:
-        src = SRC_FP_TILE;
-      VPU_IROTPAIR, VPU_SUM_ROW, VPU_SUM_COL, VPU_SUM_TILE, VPU_MAX_ROW, VPU_MAX_COL, VPU_MAX_TILE,
-      VPU_MIN_ROW, VPU_MIN_COL, VPU_MIN_TILE, VPU_PROD_ROW, VPU_PROD_COL, VPU_PROD_TILE,
-      VPU_ARGMAX_ROW, VPU_ARGMIN_ROW:
-        src = SRC_INT_TILE;
-      default:
-        src = SRC_INT_LANE;
-    endcase
-  end
+  // the class of a function (generated from the ISA table, isa.VPU_CLASS) picks the producer
+  vpu_class_e src;
+  assign src = vpu_class(fn_i);
 
   // the producers compute only the function they are given, so without an issuing op they get a
   // cheap one (VPU_ADD): a simulator then skips the fp and reduction logic (doc/performance.md)
@@ -93,7 +75,7 @@ module vpu
   // one C++ copy of the fp units instead of one per lane
   always_comb begin
     fp_lane_res = '0;
-    if (valid_i && src == SRC_FP_LANE) begin
+    if (valid_i && src == VPU_CLASS_FP_LANE) begin
       /*verilator unroll_disable*/
       for (int unsigned i = 0; i < L; i++) fp_lane_res[i] = fp32_pkg::lane(fn_i, a_i[i], b_i[i], c_i[i]);
     end
@@ -116,9 +98,9 @@ module vpu
   logic [L-1:0][31:0] result;
   always_comb begin
     unique case (src)
-      SRC_INT_TILE: result = int_tile_res;
-      SRC_FP_LANE:  result = fp_lane_res;
-      SRC_FP_TILE:  result = fp_tile_res;
+      VPU_CLASS_INT_TILE: result = int_tile_res;
+      VPU_CLASS_FP_LANE:  result = fp_lane_res;
+      VPU_CLASS_FP_TILE:  result = fp_tile_res;
       default:      result = int_lane_res;
     endcase
   end

@@ -119,6 +119,16 @@ def sv_package() -> str:
   L.append("      default: return 4'd1;")
   L.append("    endcase")
   L.append("  endfunction")
+  L.append("")
+  L.append("  // The VPU datapath that computes a function (isa.VPU_CLASS).")
+  L += _sv_enum("vpu_class_e", 2, [(f"VPU_CLASS_{c.upper()}", k) for k, c in enumerate(isa.VPU_CLASSES)])
+  L.append("  function automatic vpu_class_e vpu_class(input vpu_fn_e fn);")
+  L.append("    unique case (fn)")
+  for c in isa.VPU_CLASSES[1:]:
+    L.append(f"      {', '.join(f'VPU_{k}' for k, v in isa.VPU_CLASS.items() if v == c)}: return VPU_CLASS_{c.upper()};")
+  L.append(f"      default: return VPU_CLASS_{isa.VPU_CLASSES[0].upper()};")
+  L.append("    endcase")
+  L.append("  endfunction")
   extra = _extra_constants()
   if extra:
     L.append("")

@@ -353,6 +353,11 @@ BY_CODE: dict[tuple[int, Optional[int]], Instr] = {(i.op, i.fn): i for i in INST
 VPU_FNS: dict[str, int] = {name: i for i, (name, *_rest) in enumerate(_VPU)}
 VPU_ARITY: dict[str, int] = {name: a for name, a, *_r in _VPU}
 VPU_LATENCY: dict[str, int] = {name: lat for name, _a, lat, *_r in _VPU}
+# the VPU datapath that computes a function (tinytpu_pkg::vpu_class): whole-tile (reductions, pair
+# rotates) or lane-wise, fp32 (every F* function and the conversions) or integer
+VPU_CLASSES = ("int_lane", "int_tile", "fp_lane", "fp_tile")
+VPU_CLASS: dict[str, str] = {name: ("fp_" if name[0] == "F" or grp == "conversions" else "int_") +
+                             ("tile" if grp in ("reductions", "pair rotate") else "lane") for name, _a, _l, grp, _s in _VPU}
 XLU_FNS: dict[str, int] = {name: i for i, (name, *_r) in enumerate(_XLU)}
 OPS_WITH_FN = sorted({i.op for i in INSTRS if i.fn is not None})
 
