@@ -1,6 +1,7 @@
 """`python -m tinytpu.regress`: the regression runner (doc/regress.md).
 
-  python -m tinytpu.regress [--list nightly] [--shard i/k] [-j 2] [--out DIR] [--dry-run]
+  python -m tinytpu.regress [--list nightly] [--shard i/k] [-j 2] [--out DIR] [--dry-run] [--only GLOB]
+                            [--runner dask|local] [--scheduler local|tcp://host:port|slurm|lsf|pbs] [--seed S]
   python -m tinytpu.regress merge DIR1 DIR2 ... --out DIR
   python -m tinytpu.regress waves --test NODE [--seed S]
 Exit status 1 on any failed job, functional coverage below the list's goal, or a benchmark more
@@ -8,6 +9,7 @@ than 10% slower in cycles than in the previous report."""
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import pathlib
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from tinytpu.regress import codecov, plan, report, run
+from tinytpu.regress import codecov, farm, plan, report, run
 from tinytpu.regress.plan import ROOT
 
 REPORTS = ROOT / "regress" / "reports"
@@ -46,10 +48,18 @@ def cmd_run(argv: list[str]) -> int:
   ap.add_argument("--no-tsv", dest="tsv", action="store_const", const=None)
   ap.add_argument("--baseline", help="a report directory to compare the benchmarks with (default: the previous report)")
   ap.add_argument("--dry-run", action="store_true", help="print the jobs and their commands, run nothing")
+  ap.add_argument("--only", action="append", metavar="GLOB", help="run only the jobs whose id matches (e.g. 'isa:*'; repeatable)")
+  ap.add_argument("--runner", choices=("dask", "local"), default=os.environ.get("RUNNER") or "dask",
+                  help="dask: through a Dask cluster (default); local: threads of this process (RUNNER=)")
+  ap.add_argument("--scheduler", default=os.environ.get("SCHEDULER"),
+                  help="the Dask cluster: local (default), tcp://host:port, slurm, lsf or pbs (SCHEDULER=; doc/regress.md)")
+  ap.add_argument("--seed", default=os.environ.get("SEED"), help="the night's seed (SEED=; default: the date as YYYYMMDD)")
   a = ap.parse_args(argv)
   lst = plan.load(a.list)
-  jobs = plan.expand(lst)
+  night, night_from = plan.night_seed(a.seed)
+  jobs = plan.expand(lst, night=night)
   mine = plan.shard(jobs, *a.shard) if a.shard else jobs
+  if a.only: mine = [x for x in mine if any(fnmatch.fnmatchcase(x["id"], g) for g in a.only)]
   if a.dry_run:
     for x in mine: print(f"{x['id']:20s} {x['unit']:12s} {x['layer']:8s} {x['config']:14s} {plan.reproduce(x)}")
     print(f"{len(mine)} of {len(jobs)} jobs")
@@ -58,20 +68,38 @@ def cmd_run(argv: list[str]) -> int:
   out = pathlib.Path(a.out) if a.out else REPORTS / (time.strftime("%Y-%m-%d-%H%M%S") + tag)
   out = out.resolve()
   started, t0 = report.now(), time.time()
-  print(f"[regress] list {lst['name']}: {len(mine)} of {len(jobs)} jobs, -j {a.jobs}, report in {out}", file=sys.stderr)
-  results, cov = run.run(mine, out, a.jobs)
+  print(f"[regress] list {lst['name']}: {len(mine)} of {len(jobs)} jobs, -j {a.jobs}, night seed {night} ({night_from}), "
+        f"report in {out}", file=sys.stderr)
+  head = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
+          "commit": report.git_commit(), "j": a.jobs, "all_jobs": [x["id"] for x in jobs], "coverage_goal": lst.get("coverage_goal"),
+          "coverage_units": lst.get("coverage_units"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
+          "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner}
+
+  def partial(p: run.Progress) -> None:  # the report so far, rewritten as each job ends
+    report.write(out, {**head, "partial": len(mine), "seconds": time.time() - t0, "jobs": p.ordered(partial=True), "coverage": p.cov,
+                       "coverage_files": p.files, "bench": None, "bench_prev": None, "bench_prev_from": None})
+  try:
+    if a.runner == "local":
+      results, prog = run.run(mine, out, a.jobs, on_result=partial)
+    else:
+      results, prog, head["runner"] = farm.run(mine, out, a.jobs, a.scheduler, on_result=partial)
+  except farm.FarmError as e:
+    print(f"regress: {e}", file=sys.stderr)
+    return 2
   dats = codecov.collect(t0 - 1, ROOT)
   points = codecov.merge(dats)
   if points:
     codecov.write_dat(points, out / "coverage.dat")
   prev, prev_from = report.previous_bench(out) if not a.baseline else (json.loads((pathlib.Path(a.baseline) / "results.json").read_text()).get("bench"), a.baseline)
   bench = out / "bench.json"
-  res = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
-         "commit": report.git_commit(), "seconds": time.time() - t0, "j": a.jobs, "jobs": results,
-         "all_jobs": [x["id"] for x in jobs], "coverage": cov.cov, "coverage_files": cov.files,
-         "coverage_goal": lst.get("coverage_goal"), "bench": json.loads(bench.read_text()) if bench.exists() else None,
+  res = {**head, "seconds": time.time() - t0, "jobs": results, "coverage": prog.cov, "coverage_files": prog.files,
+         "bench": json.loads(bench.read_text()) if bench.exists() else None,
          "bench_prev": prev, "bench_prev_from": prev_from,
          "code_coverage": codecov.markdown(codecov.summary(points), len(dats)) if points else None}
+  if any(r["status"] == "cancelled" for r in results):
+    _finish(res, out, None)
+    print("interrupted: the jobs not run are marked cancelled in the report", file=sys.stderr)
+    return 130
   return _finish(res, out, a.tsv)
 
 

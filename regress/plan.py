@@ -4,10 +4,13 @@ A list is a TOML file of [[group]] tables (format in doc/regress.md). A group ex
   pytest groups: one job, one per file (split = "file"), one per collected node (split = "node"),
   or k jobs of interleaved nodes (split = k);
   cmd groups: one job, or ceil(seeds / chunk) jobs each running `chunk` seeds from its `{seed}`.
-The expansion depends only on the list and the collected test ids, so every machine of a farm
-computes the same jobs and `shard(jobs, i, k)` picks the same slice."""
+The expansion depends only on the list, the collected test ids and the night's seed, so every
+machine of a farm computes the same jobs and `shard(jobs, i, k)` picks the same slice (job ids do
+not depend on the seed). A list with `reseed = true` (the nightly) moves every group's seeds by
+`seed_offset(night)`: the night's seed is SEED= if given, else the date (YYYYMMDD)."""
 from __future__ import annotations
 
+import datetime
 import os
 import pathlib
 import shlex
@@ -42,6 +45,23 @@ def load(name: str) -> dict:
   return lst
 
 
+def night_seed(seed: int | str | None = None, today: datetime.date | None = None) -> tuple[int, str]:
+  """(the night's seed, where it came from): `seed` (SEED=) if given, else the date as YYYYMMDD."""
+  if seed not in (None, ""): return int(seed), "SEED"
+  d = today or datetime.date.today()
+  return int(d.strftime("%Y%m%d")), f"the date {d.isoformat()}"
+
+
+def seed_offset(night: int) -> int:
+  """What a reseeded list adds to every seed: (the night's day number mod 2000) * 10**6, the day
+  number being the date's ordinal when `night` reads as YYYYMMDD, else `night` itself. So 2000
+  nights in a row run disjoint seeds (no group spans 10**6 seeds), every seed stays below 2**31
+  (Verilator's +verilator+seed+ is an int), and SEED=0 runs the list's own seed_base seeds."""
+  try: day = datetime.datetime.strptime(str(night), "%Y%m%d").date().toordinal()
+  except ValueError: day = night
+  return day % 2000 * 10**6
+
+
 def collect(paths: list[str], mark: str | None) -> list[str]:
   """pytest's node ids for `paths` (and -m `mark`), in pytest's order."""
   cmd = [sys.executable, *PYTEST, "--collect-only", *(["-m", mark] if mark else []), *paths]
@@ -64,13 +84,15 @@ def _fill(s: str, **kw) -> str:
   return s
 
 
-def expand(lst: dict, collect=collect) -> list[dict]:
-  """Every job of the list, in list order. A job: id, group, unit, layer, config, seeds, cost,
-  kind (pytest|cmd), args (pytest arguments or the command), env (with {seed} placeholders filled;
-  {python} and {out} are filled at run time)."""
-  jobs = []
+def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
+  """Every job of the list, in list order. A job: id, group, unit, layer, config, seeds, seed (the
+  first), seeded (whether it uses {seed}), cost, kind (pytest|cmd), args (pytest arguments or the
+  command), env (with {seed} placeholders filled; {python} and {out} are filled at run time).
+  `night`: the night's seed; a list with `reseed = true` moves its seeds by seed_offset(night)."""
+  jobs, off = [], seed_offset(night) if lst.get("reseed") and night is not None else 0
   for g in lst.get("group", []):
-    base, chunk, seeds = g.get("seed_base", 1), g.get("chunk"), g.get("seeds", 1)
+    base, chunk, seeds = g.get("seed_base", 1) + off, g.get("chunk"), g.get("seeds", 1)
+    seeded = "{seed}" in g.get("cmd", "") or any("{seed}" in v for v in g.get("env", {}).values())
     tags = {k: g.get(k, "-") for k in ("unit", "layer", "config")}
     if "cmd" in g:
       n = -(-seeds // chunk) if chunk else 1
@@ -86,7 +108,7 @@ def expand(lst: dict, collect=collect) -> list[dict]:
       units = [("pytest", [*(["-m", mark] if mark else []), *s], base + i, seeds) for i, s in enumerate(sel)]
     for i, (kind, args, seed, nseeds) in enumerate(units):
       env = {k: _fill(v, seed=seed, chunk=nseeds) for k, v in g.get("env", {}).items()}
-      jobs.append({"id": f"{g['name']}:{i:03d}", "group": g["name"], **tags, "seeds": nseeds, "seed": seed,
+      jobs.append({"id": f"{g['name']}:{i:03d}", "group": g["name"], **tags, "seeds": nseeds, "seed": seed, "seeded": seeded,
                    "cost": g.get("cost", 1), "kind": kind, "args": args, "env": env})
   return jobs
 
@@ -121,8 +143,11 @@ def reproduce(job: dict, nodes: list[str] | None = None) -> str:
   return (env + " " if env else "") + " ".join(shlex.quote(a) for a in argv)
 
 
-def job_env(job: dict, out: str) -> dict:
+def job_env(job: dict, out: str, extra: dict | None = None) -> dict:
+  """The environment of a job: this process's, then `extra` (what the submitting process forwards
+  to a remote worker), then the job's own."""
   env = dict(os.environ)
+  env.update(extra or {})
   env.update({k: _fill(v, out=out) for k, v in job["env"].items()})
   env.setdefault("PYTHONUNBUFFERED", "1")
   return env

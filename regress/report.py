@@ -1,7 +1,8 @@
 """The regression report: results.json (everything, the source of the rest), summary.md, junit.xml,
-and one row of results.tsv. Functional coverage merges the kit's build/coverage/*.json documents
-per unit (bins summed over every test, seed and configuration); benchmarks compare with the
-previous report. `merge` joins shard reports into one."""
+and one row of results.tsv. Functional coverage merges the kit's coverage documents (each job's
+<out>/coverage/<job>/*.json) per unit (bins summed over every test, seed and configuration), each
+unit held to the goal on its own (no pooling) and a unit the list expects without a document
+failing; benchmarks compare with the previous report. `merge` joins shard reports into one."""
 from __future__ import annotations
 
 import json
@@ -45,10 +46,28 @@ def coverage_totals(groups: dict) -> tuple[int, int]:
   return hit, sum(len(g["hits"]) for g in groups.values())
 
 
+def unit_pcts(cov: dict) -> dict[str, float]:
+  """% of bins hit per unit: each unit on its own, never pooled."""
+  return {u: 100.0 * h / t for u in sorted(cov) for h, t in [coverage_totals(cov[u])] if t}
+
+
 def coverage_pct(cov: dict) -> float | None:
-  tot = [coverage_totals(g) for g in cov.values()]
-  bins = sum(t[1] for t in tot)
-  return 100.0 * sum(t[0] for t in tot) / bins if bins else None
+  """The lowest unit's % (what the goal holds every unit to), None without coverage."""
+  p = unit_pcts(cov)
+  return min(p.values()) if p else None
+
+
+def coverage_problems(res: dict) -> list[str]:
+  """Units below the goal, and units the list expects (`coverage_units`) of which no job wrote a document."""
+  goal, cov, why = res.get("coverage_goal"), res.get("coverage", {}), []
+  if res.get("shard"): return why
+  missing = [u for u in res.get("coverage_units") or [] if u not in cov]
+  if missing: why.append(f"no coverage document from unit{'s' * (len(missing) > 1)} {', '.join(missing)}")
+  if goal:
+    low = {u: p for u, p in unit_pcts(cov).items() if p < goal}
+    if not cov: why.append(f"no functional coverage collected (goal {goal}%)")
+    elif low: why.append(f"functional coverage below the goal {goal}%: " + ", ".join(f"{u} {p:.1f}%" for u, p in low.items()))
+  return why
 
 
 # ---- benchmarks
@@ -69,12 +88,10 @@ def bench_changes(cur: dict | None, prev: dict | None) -> list[dict]:
 def verdict(res: dict) -> list[str]:
   """Why the run fails (empty: it passes)."""
   why = []
-  bad = [j["id"] for j in res["jobs"] if j["status"] != "pass"]
-  if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed")
-  goal, pct = res.get("coverage_goal"), coverage_pct(res.get("coverage", {}))
-  if goal and not res.get("shard"):
-    if pct is None: why.append(f"no functional coverage collected (goal {goal}%)")
-    elif pct < goal: why.append(f"functional coverage {pct:.1f}% below the goal {goal}%")
+  bad = [j for j in res["jobs"] if j["status"] != "pass"]
+  other = {s: sum(j["status"] == s for j in bad) for s in ("lost", "cancelled", "missing")}
+  if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed" + "".join(f" ({n} {s})" for s, n in other.items() if n))
+  why += coverage_problems(res)
   reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
   if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")
   return why
@@ -90,7 +107,7 @@ def node_id(classname: str, name: str, root: pathlib.Path = ROOT) -> str:
   return f"{classname}::{name}"
 
 
-def read_junit(path: pathlib.Path) -> list[dict]:
+def read_junit(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[dict]:
   if not path.exists(): return []
   cases = []
   for tc in ET.parse(path).getroot().iter("testcase"):
@@ -100,7 +117,7 @@ def read_junit(path: pathlib.Path) -> list[dict]:
         status = "skip" if kind == "skipped" else "fail"
         msg = ((e.get("message") or "") + "\n" + (e.text or "")).strip()
         break
-    cases.append({"node": node_id(tc.get("classname", ""), tc.get("name", "?")), "time": float(tc.get("time") or 0),
+    cases.append({"node": node_id(tc.get("classname", ""), tc.get("name", "?"), root), "time": float(tc.get("time") or 0),
                   "status": status, "message": msg[-4000:]})
   return cases
 
@@ -116,7 +133,10 @@ def summary_md(res: dict) -> str:
   cases = [c for j in jobs for c in j["cases"]]
   count = lambda st: sum(c["status"] == st for c in cases)
   title = f"# Regression `{res['list']}`" + (f" shard {res['shard']}" if res.get("shard") else "")
-  L = [title, "", f"{res['started']} · commit `{res['commit']}` · wall {_fmt_s(res['seconds'])} · -j {res.get('j', '?')}", "",
+  if res.get("partial"): title += f" (in progress: {len(jobs)} of {res['partial']} jobs done)"
+  seed = f" · night seed {res['seed']} ({res.get('seed_from')})" if res.get("seed") is not None else ""
+  L = [title, "", f"{res['started']} · commit `{res['commit']}` · wall {_fmt_s(res['seconds'])} · -j {res.get('j', '?')} · "
+       f"runner: {res.get('runner') or 'local'}{seed}", "",
        f"**{'FAIL' if why else 'PASS'}**" + (": " + "; ".join(why) if why else ""), "",
        f"jobs: {sum(j['status'] == 'pass' for j in jobs)}/{len(jobs)} passed · tests: {count('pass')} passed, "
        f"{count('fail')} failed, {count('skip')} skipped", ""]
@@ -124,27 +144,35 @@ def summary_md(res: dict) -> str:
   if fails:
     L += ["## Failures", ""]
     for j in fails:
-      L += [f"### {j['id']} ({j['unit']}, {j['layer']}, {j['config']})", "", f"exit {j['rc']} after {j['seconds']:.0f} s; log `{j['log']}`", ""]
+      how = {"lost": "LOST (its worker died or went away)", "cancelled": "cancelled", "missing": "missing (no shard reported it)"}.get(j["status"], f"exit {j['rc']}")
+      L += [f"### {j['id']} ({j['unit']}, {j['layer']}, {j['config']})", "",
+            f"{how} after {j['seconds']:.0f} s" + (f" on {j['host']}" if j.get("host") else "") + f"; log `{j['log']}`", ""]
       for c in [c for c in j["cases"] if c["status"] == "fail"][:10]:
         L += [f"- `{c['node']}`: " + (c["message"].splitlines() or ["?"])[0][:300]]
       L += ["", "reproduce:", "", "```sh", j["reproduce"], "```", ""]
       if j.get("waves"): L += ["with waves:", "", "```sh", j["waves"], "```", ""]
-  L += ["## Jobs", "", "| job | unit | layer | config | seeds | result | tests (pass/fail/skip) | seconds |", "|---|---|---|---|---|---|---|---|"]
+  L += ["## Jobs", "", "| job | unit | layer | config | seeds | result | tests (pass/fail/skip) | seconds | host |", "|---|---|---|---|---|---|---|---|---|"]
   for j in jobs:
     n = lambda st: sum(c["status"] == st for c in j["cases"])
-    L.append(f"| {j['id']} | {j['unit']} | {j['layer']} | {j['config']} | {j['seeds']} | {j['status'].upper()} | "
-             f"{n('pass')}/{n('fail')}/{n('skip')} | {j['seconds']:.0f} |")
+    seeds = f"{j['seeds']} from {j['seed']}" if j.get("seeded") else str(j["seeds"])
+    L.append(f"| {j['id']} | {j['unit']} | {j['layer']} | {j['config']} | {seeds} | {j['status'].upper()} | "
+             f"{n('pass')}/{n('fail')}/{n('skip')} | {j['seconds']:.0f} | {j.get('host') or '-'} |")
+  L += seeds_md(res)
   L += ["", "## Functional coverage", ""]
-  cov, goal = res.get("coverage", {}), res.get("coverage_goal")
-  pct = coverage_pct(cov)
-  L.append(f"Merged over {res.get('coverage_files', 0)} coverage documents: "
-           + (f"**{pct:.1f}%** of bins" if pct is not None else "none collected") + (f" (goal {goal}%)" if goal else "")
-           + (" (a shard: the goal applies to the merged report)" if res.get("shard") and goal else ""))
-  L += ["", "| unit | bins hit | % | configurations |", "|---|---|---|---|"]
-  for unit in sorted(cov):
+  cov, goal, want = res.get("coverage", {}), res.get("coverage_goal"), res.get("coverage_units") or []
+  L.append(f"Per unit, never pooled: merged over {res.get('coverage_files', 0)} coverage documents"
+           + (f"; every unit is held to the goal of {goal}% of bins" if goal else "")
+           + (" (a shard: the goal applies to the merged report)" if res.get("shard") and goal else "")
+           + (f"; the list expects documents from {', '.join(want)}" if want else "") + ".")
+  L += ["", "| unit | bins hit | % | jobs with documents | configurations |", "|---|---|---|---|---|"]
+  for unit in sorted(set(cov) | set(want)):
+    if unit not in cov:
+      L.append(f"| {unit} | - | **no document** | 0 | - |"); continue
     h, t = coverage_totals(cov[unit])
     cfgs = sorted({c for g in cov[unit].values() for c in g["configs"]})
-    L.append(f"| {unit} | {h}/{t} | {100.0 * h / max(1, t):.1f} | {', '.join(cfgs)} |")
+    nj = sum(unit in j.get("coverage_units", []) for j in jobs)
+    low = " **below the goal**" if goal and 100.0 * h / max(1, t) < goal else ""
+    L.append(f"| {unit} | {h}/{t} | {100.0 * h / max(1, t):.1f}{low} | {nj} | {', '.join(cfgs)} |")
   for unit in sorted(cov):
     L += ["", f"<details><summary>{unit}: per-bin hits</summary>", ""]
     for name, g in cov[unit].items():
@@ -171,6 +199,23 @@ def summary_md(res: dict) -> str:
   return "\n".join(L) + "\n"
 
 
+def seeds_md(res: dict) -> list[str]:
+  """The night's seed and, per group that takes seeds, the seeds its jobs ran."""
+  if res.get("seed") is None: return []
+  L = ["", "## Seeds", "", f"Night seed **{res['seed']}** ({res.get('seed_from')}); `SEED={res['seed']}` reruns exactly these seeds. "
+       + (f"The list reseeds every night: each group's seeds are its `seed_base` + {res.get('seed_offset', 0):,}." if res.get("reseed")
+          else "The list does not reseed (its seeds are fixed).")]
+  groups: dict = {}
+  for j in res["jobs"]:
+    if j.get("seeded"): groups.setdefault(j["group"], []).append(j)
+  if groups:
+    L += ["", "| group | jobs | seeds |", "|---|---|---|"]
+    for g, js in groups.items():
+      lo, hi = min(j["seed"] for j in js), max(j["seed"] + max(1, j["seeds"]) - 1 for j in js)
+      L.append(f"| {g} | {len(js)} | {lo} .. {hi} |")
+  return L
+
+
 def junit_xml(res: dict) -> str:
   root = ET.Element("testsuites", name=f"tinytpu-regress-{res['list']}")
   for j in res["jobs"]:
@@ -178,7 +223,8 @@ def junit_xml(res: dict) -> str:
     ts = ET.SubElement(root, "testsuite", name=j["id"], tests=str(len(cs)), time=f"{j['seconds']:.2f}",
                        failures=str(sum(c["status"] == "fail" for c in cs)), skipped=str(sum(c["status"] == "skip" for c in cs)))
     props = ET.SubElement(ts, "properties")
-    for k in ("unit", "layer", "config", "seeds", "reproduce"): ET.SubElement(props, "property", name=k, value=str(j[k]))
+    for k in ("unit", "layer", "config", "seeds", "seed", "host", "reproduce"):
+      if j.get(k) is not None: ET.SubElement(props, "property", name=k, value=str(j[k]))
     for c in cs:
       path, _, name = c["node"].rpartition("::")
       tc = ET.SubElement(ts, "testcase", classname=path or j["id"], name=name or c["node"], time=f"{c['time']:.3f}")
@@ -195,10 +241,12 @@ TSV_HEADER = "date\tcommit\titerations\tscope\tsupported_delta\ttests_passed\tto
 def tsv_row(res: dict) -> str:
   why = verdict(res)
   jobs, cases = res["jobs"], [c for j in res["jobs"] for c in j["cases"]]
-  pct = coverage_pct(res.get("coverage", {}))
+  pcts = unit_pcts(res.get("coverage", {}))
+  low = min(pcts, key=pcts.get) if pcts else None
   passed = (f"make regress LIST={res['list']}: {sum(j['status'] == 'pass' for j in jobs)}/{len(jobs)} jobs, "
             f"{sum(c['status'] == 'pass' for c in cases)}/{sum(c['status'] != 'skip' for c in cases)} tests"
-            + (f", coverage {pct:.1f}%" if pct is not None else "") + f", {_fmt_s(res['seconds'])}")
+            + (f", coverage per unit >= {pcts[low]:.1f}% (lowest {low})" if low else "")
+            + (f", seed {res['seed']}" if res.get("seed") is not None else "") + f", {_fmt_s(res['seconds'])}")
   sb = ROOT / "build" / "N4_V1024_P64_I4096" / "sim" / "build_seconds"  # the default co-sim build at N = 4
   fields = [res["started"][:10], res["commit"], "1", f"regress {res['list']}", "none", passed, "0",
             "; ".join(why) or "none", sb.read_text().strip() if sb.exists() else "-"]
@@ -245,7 +293,11 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
          "all_jobs": parts[0].get("all_jobs"), "coverage": merge_coverage([p.get("coverage", {}) for p in parts]),
          "coverage_files": sum(p.get("coverage_files", 0) for p in parts), "coverage_goal": parts[0].get("coverage_goal"),
          "bench": bench.get("bench"), "bench_prev": bench.get("bench_prev"), "bench_prev_from": bench.get("bench_prev_from"),
-         "merged_from": [str(d) for d in dirs]}
+         "merged_from": [str(d) for d in dirs], "coverage_units": parts[0].get("coverage_units"),
+         "runner": ", ".join(sorted({p.get("runner") or "local" for p in parts}))}
+  for k in ("seed", "seed_from", "seed_offset", "reseed"): res[k] = parts[0].get(k)
+  if len({p.get("seed") for p in parts}) > 1:  # shards that reseeded on different dates: say so, keep every seed
+    res["seed_from"] = f"shards ran different seeds: {sorted({p.get('seed') for p in parts}, key=str)} (give every shard the same SEED=)"
   from tinytpu.regress import codecov
   dats = [d / "coverage.dat" for d in dirs if (d / "coverage.dat").exists()]
   if (points := codecov.merge(dats)):

@@ -1,0 +1,151 @@
+"""Dispatching the regression's jobs through Dask distributed (doc/regress.md, "Clusters and farms").
+
+  SCHEDULER unset or "local"      a LocalCluster on this machine: JOBS single-threaded worker processes
+  SCHEDULER=tcp://host:port       an existing Dask scheduler (its workers run the jobs)
+  SCHEDULER=slurm|lsf|pbs         dask-jobqueue (the `farm` extra): batch jobs of CORES worker
+                                  processes each, ceil(JOBS / CORES) of them, options from the
+                                  environment: QUEUE ACCOUNT WALLTIME CORES MEMORY JOB_EXTRA PROLOGUE INTERFACE
+
+The job is the unit: one Dask task per job, run by `run.run_job` on a worker in the submitting
+checkout (its path is sent along: a farm needs the checkout and the venv on a shared file system).
+Results come back as each job finishes; a job whose worker dies is reported `lost` (not rerun:
+`RETRIES` reruns, default 0), as are the jobs left when no worker has been seen for
+`NO_WORKERS_TIMEOUT` seconds (default 600); Ctrl-C cancels what is left and closes the cluster."""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import pathlib
+import sys
+import time
+import uuid
+
+from tinytpu.regress import run as runmod
+from tinytpu.regress.plan import ROOT
+
+JOBQUEUE = {"slurm": "SLURMCluster", "lsf": "LSFCluster", "pbs": "PBSCluster"}
+FARM_ENV = ("QUEUE", "ACCOUNT", "WALLTIME", "CORES", "MEMORY", "JOB_EXTRA", "PROLOGUE", "INTERFACE")
+
+
+class FarmError(RuntimeError):
+  """A scheduler that cannot be used as given (bad SCHEDULER, missing dask-jobqueue or distributed)."""
+
+
+def parse_scheduler(s: str | None) -> tuple[str, str | None]:
+  """("local", None) | ("address", "tcp://host:port") | ("jobqueue", "slurm"|"lsf"|"pbs")."""
+  s = (s or "").strip()
+  if s in ("", "local"): return "local", None
+  if s.lower() in JOBQUEUE: return "jobqueue", s.lower()
+  if "://" in s:
+    proto, _, rest = s.partition("://")
+    host, _, port = rest.rpartition(":")
+    if proto in ("tcp", "tls", "ucx", "ws", "wss", "inproc") and host and port.isdigit(): return "address", s
+  raise FarmError(f"SCHEDULER={s!r}: want local, tcp://host:port (an existing Dask scheduler) or one of {', '.join(JOBQUEUE)} (dask-jobqueue)")
+
+
+def jobqueue_kwargs(kind: str, jobs: int, out: pathlib.Path, env=os.environ, retries: int = 0) -> tuple[dict, int]:
+  """The cluster class's keyword arguments from the environment, and how many batch jobs to ask for
+  (each runs CORES single-threaded workers, so ceil(JOBS / CORES) of them give JOBS job slots)."""
+  cores = int(env.get("CORES") or 2)
+  kw: dict = {"cores": cores, "processes": cores, "memory": env.get("MEMORY") or "8GB", "walltime": env.get("WALLTIME") or "02:00:00",
+              "job_name": "tinytpu-regress", "log_directory": str(out / "farm-logs"), "python": sys.executable,
+              "scheduler_options": {"allowed_failures": retries}}
+  if env.get("QUEUE"): kw["queue"] = env["QUEUE"]
+  if env.get("ACCOUNT"): kw["project" if kind == "lsf" else "account"] = env["ACCOUNT"]
+  if env.get("JOB_EXTRA"): kw["job_extra_directives"] = [d.strip() for d in env["JOB_EXTRA"].split(";") if d.strip()]
+  prologue = [f"cd {ROOT}"] + [l.strip() for l in (env.get("PROLOGUE") or "").split(";") if l.strip()]
+  kw["job_script_prologue"] = prologue
+  if env.get("INTERFACE"): kw["interface"] = env["INTERFACE"]
+  return kw, max(1, math.ceil(jobs / cores))
+
+
+def _distributed():
+  try:
+    import distributed
+    return distributed
+  except ImportError as e:
+    raise FarmError(f"the Dask runner needs dask[distributed] ({e}): `make venv` installs it, or run with RUNNER=local") from e
+
+
+def connect(scheduler: str | None, jobs: int, out: pathlib.Path, env=os.environ, retries: int = 0):
+  """(client, cluster or None, a description for the report)."""
+  distributed = _distributed()
+  kind, arg = parse_scheduler(scheduler)
+  if kind == "address":
+    return distributed.Client(arg, timeout="30s"), None, f"dask scheduler {arg}"
+  if kind == "local":
+    cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None,
+                                       scheduler_kwargs={"allowed_failures": retries}, silence_logs=40)
+    return distributed.Client(cluster), cluster, f"dask local cluster, {max(1, jobs)} workers"
+  try:
+    import dask_jobqueue
+  except ImportError as e:
+    raise FarmError(f"SCHEDULER={arg} needs dask-jobqueue, which is not installed ({e}): "
+                    f"`.venv/bin/pip install -e '.[farm]'` (or `pip install dask-jobqueue`) in the checkout's venv") from e
+  kw, n = jobqueue_kwargs(arg, jobs, out, env, retries)
+  (out / "farm-logs").mkdir(parents=True, exist_ok=True)
+  cluster = getattr(dask_jobqueue, JOBQUEUE[arg])(**kw)
+  cluster.scale(jobs=n)
+  return distributed.Client(cluster), cluster, f"dask-jobqueue {JOBQUEUE[arg]}, {n} batch jobs x {kw['cores']} workers"
+
+
+LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
+
+
+def _failed(x: dict, e: BaseException, seconds: float) -> dict:
+  """A job whose task erred: `lost` when its worker died or went away, else `fail` (run_job raised)."""
+  what = f"{type(e).__name__}: {e}"
+  if type(e).__name__ in LOST:
+    return runmod.no_result(x, "lost", f"lost: the worker running it died or went away ({what}); its log so far: logs/{runmod.safe(x['id'])}.log", seconds)
+  return runmod.no_result(x, "fail", what, seconds)
+
+
+def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None = None, python: str | None = None,
+        quiet: bool = False, on_result=None, env=os.environ, retries: int | None = None, no_workers_s: float | None = None,
+        connection=None) -> tuple[list[dict], runmod.Progress, str]:
+  """Run `jobs` on a Dask cluster; like run.run, plus the cluster's description. `connection`:
+  an existing (client, cluster, description) to use instead of making one (tests)."""
+  distributed = _distributed()
+  retries = int(env.get("RETRIES") or 0) if retries is None else retries
+  no_workers_s = float(env.get("NO_WORKERS_TIMEOUT") or 600) if no_workers_s is None else no_workers_s
+  client, cluster, desc = connection or connect(scheduler, j, out, env, retries)
+  prog = runmod.Progress(jobs, quiet, on_result, label=" " + desc.split(",")[0])
+  if not quiet: print(f"[regress] {desc}", file=sys.stderr)
+  kind = parse_scheduler(scheduler)[0] if connection is None else "local"
+  started, futs, tag, fwd = {}, {}, uuid.uuid4().hex[:8], runmod.forward_env(env)
+  try:
+    for x in jobs:
+      f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
+      futs[f.key] = (f, x); started[x["id"]] = time.time()
+    ac = distributed.as_completed([f for f, _ in futs.values()], raise_errors=False)
+    seen, idle_since, polled = False, None, 0.0
+    while not ac.is_empty():
+      if not ac.has_ready():
+        time.sleep(0.5); prog.tick()
+        if no_workers_s and time.time() - polled > 5:  # the watchdog: pending jobs and no worker to run them
+          polled = time.time()
+          if client.nthreads(): seen, idle_since = True, None
+          elif seen or kind == "address": idle_since = idle_since or polled
+          if idle_since and polled - idle_since > no_workers_s:
+            left = [(f, x) for f, x in futs.values() if x["id"] not in prog.results]
+            client.cancel([f for f, _ in left])
+            for f, x in left: prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", polled - started[x["id"]]))
+            break
+        continue
+      for f in ac.next_batch(block=False):
+        fut, x = futs[f.key]
+        if x["id"] in prog.results: continue
+        if f.status == "finished": r = f.result()
+        elif f.status == "cancelled": r = runmod.no_result(x, "lost", "lost: the scheduler cancelled it", time.time() - started[x["id"]])
+        else: r = _failed(x, f.exception(), time.time() - started[x["id"]])
+        prog.done(r)
+  except KeyboardInterrupt:
+    with contextlib.suppress(Exception): client.cancel([f for f, _ in futs.values()], force=True)
+    return prog.finish("cancelled"), prog, desc
+  finally:
+    if connection is None:
+      with contextlib.suppress(Exception): client.close(timeout=10)
+    if cluster is not None and connection is None:
+      with contextlib.suppress(Exception): cluster.close(timeout=10)
+  return prog.finish(), prog, desc
