@@ -14,6 +14,7 @@ Results come back as each job finishes; a job whose worker dies is reported `los
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import pathlib
@@ -93,12 +94,25 @@ def connect(scheduler: str | None, jobs: int, out: pathlib.Path, env=os.environ,
 LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
 
 
-def _failed(x: dict, e: BaseException, seconds: float) -> dict:
+def _failed(x: dict, e: BaseException, seconds: float, log: str = "-") -> dict:
   """A job whose task erred: `lost` when its worker died or went away, else `fail` (run_job raised)."""
   what = f"{type(e).__name__}: {e}"
   if type(e).__name__ in LOST:
-    return runmod.no_result(x, "lost", f"lost: the worker running it died or went away ({what}); its log so far: logs/{runmod.safe(x['id'])}.log", seconds)
+    return {**runmod.no_result(x, "lost", f"lost: the worker running it died or went away ({what})", seconds), "log": log}
   return runmod.no_result(x, "fail", what, seconds)
+
+
+def _kill_workers(cluster) -> None:
+  """A local cluster's worker processes and their jobs' process trees, killed outright before the
+  cluster closes (remote jobs end with their workers or batch jobs)."""
+  try:
+    import psutil
+    procs = []
+    for n in getattr(cluster, "workers", {}).values():
+      if (pid := getattr(n, "pid", None)):
+        w = psutil.Process(pid); procs += [*w.children(recursive=True), w]
+  except Exception: return
+  runmod.kill_descendants(procs)
 
 
 def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None = None, python: str | None = None,
@@ -138,10 +152,12 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
         if x["id"] in prog.results: continue
         if f.status == "finished": r = f.result()
         elif f.status == "cancelled": r = runmod.no_result(x, "lost", "lost: the scheduler cancelled it", time.time() - started[x["id"]])
-        else: r = _failed(x, f.exception(), time.time() - started[x["id"]])
+        else: r = _failed(x, f.exception(), time.time() - started[x["id"]], str(out / "logs" / f"{runmod.safe(x['id'])}.log"))
         prog.done(r)
   except KeyboardInterrupt:
     with contextlib.suppress(Exception): client.cancel([f for f, _ in futs.values()], force=True)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the closing cluster's complaints
+    if kind == "local" and connection is None: _kill_workers(cluster)
     return prog.finish("cancelled"), prog, desc
   finally:
     if connection is None:

@@ -94,6 +94,25 @@ def no_result(job: dict, status: str, message: str, seconds: float = 0.0) -> dic
           "cases": [{"node": job["id"], "time": seconds, "status": "fail" if status != "cancelled" else "skip", "message": message}]}
 
 
+def kill_descendants(procs=None) -> None:
+  """Kill `procs` (default: every process this one started, recursively): what a Ctrl-C leaves of
+  the jobs' process trees."""
+  try:
+    import psutil
+    procs = psutil.Process().children(recursive=True) if procs is None else procs
+  except Exception: return
+  for q in procs:
+    try: q.kill()
+    except Exception: pass
+
+
+def descendants() -> list:
+  try:
+    import psutil
+    return psutil.Process().children(recursive=True)
+  except Exception: return []
+
+
 class Progress:
   """What every runner does as a job finishes: merge its coverage documents, keep its result, call
   `on_result(results so far)`, and print (a live line on a terminal, else one line per job)."""
@@ -155,6 +174,7 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = No
       prog.tick()
   except KeyboardInterrupt:
     for f in pending: f.cancel()
+    kill_descendants()
     ex.shutdown(wait=False, cancel_futures=True)
     return prog.finish("cancelled"), prog
   ex.shutdown()
