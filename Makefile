@@ -89,9 +89,11 @@ test-all: $(STAMP)
 	$(PYTEST) tests
 
 LIST ?= nightly
-# the nightly regression (doc/regress.md): LIST=smoke|nightly|file.toml, JOBS=2, SHARD=i/k
+# the nightly regression (doc/regress.md): LIST=smoke|nightly|file.toml, JOBS=2, SHARD=i/k, SEED=S (default: the date),
+# through Dask: SCHEDULER=local (default) | tcp://host:port | slurm | lsf | pbs (farm options from the environment:
+# QUEUE ACCOUNT WALLTIME CORES MEMORY JOB_EXTRA PROLOGUE INTERFACE; needs .venv/bin/pip install -e '.[farm]'); RUNNER=local: no Dask
 regress: $(STAMP)
-	$(PY) -m tinytpu.regress --list $(LIST) -j $(JOBS) $(if $(SHARD),--shard $(SHARD))
+	$(PY) -m tinytpu.regress --list $(LIST) -j $(JOBS) $(if $(SHARD),--shard $(SHARD)) $(if $(SEED),--seed $(SEED)) $(if $(RUNNER),--runner $(RUNNER)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # rerun one test with waveform tracing: make waves TEST='tests/rtl/test_mxu.py::test_mxu[4-MxuRandom]' SEED=1234
 waves: $(STAMP)

@@ -73,7 +73,7 @@ def cmd_run(argv: list[str]) -> int:
   head = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
           "commit": report.git_commit(), "j": a.jobs, "all_jobs": [x["id"] for x in jobs], "coverage_goal": lst.get("coverage_goal"),
           "coverage_units": lst.get("coverage_units"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
-          "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner}
+          "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner, "only": a.only}
 
   def partial(p: run.Progress) -> None:  # the report so far, rewritten as each job ends
     report.write(out, {**head, "partial": len(mine), "seconds": time.time() - t0, "jobs": p.ordered(partial=True), "coverage": p.cov,

@@ -131,8 +131,9 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
   try:
     for x in jobs:
       f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
-      futs[f.key] = (f, x); started[x["id"]] = time.time()
-    ac = distributed.as_completed([f for f, _ in futs.values()], raise_errors=False)
+      futs[f.key] = (f, x); started[f.key] = time.time()
+    # with_results: each result is fetched as its job ends (a result left on a worker that dies would be recomputed)
+    ac = distributed.as_completed([f for f, _ in futs.values()], with_results=True, raise_errors=False)
     seen, idle_since, polled = False, None, 0.0
     while not ac.is_empty():
       if not ac.has_ready():
@@ -142,18 +143,18 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
           if client.nthreads(): seen, idle_since = True, None
           elif seen or kind == "address": idle_since = idle_since or polled
           if idle_since and polled - idle_since > no_workers_s:
-            left = [(f, x) for f, x in futs.values() if x["id"] not in prog.results]
-            client.cancel([f for f, _ in left])
-            for f, x in left: prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", polled - started[x["id"]]))
+            client.cancel([f for f, _ in futs.values()])
+            for k, (f, x) in list(futs.items()): prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", polled - started[k]))
+            futs.clear()
             break
         continue
-      for f in ac.next_batch(block=False):
-        fut, x = futs[f.key]
-        if x["id"] in prog.results: continue
-        if f.status == "finished": r = f.result()
-        elif f.status == "cancelled": r = runmod.no_result(x, "lost", "lost: the scheduler cancelled it", time.time() - started[x["id"]])
-        else: r = _failed(x, f.exception(), time.time() - started[x["id"]], str(out / "logs" / f"{runmod.safe(x['id'])}.log"))
+      for f, val in ac.next_batch(block=False):
+        x, secs = futs.pop(f.key)[1], time.time() - started[f.key]
+        if isinstance(val, dict): r = val
+        elif isinstance(val, tuple): r = _failed(x, val[1], secs, str(out / "logs" / f"{runmod.safe(x['id'])}.log"))  # (type, exception, traceback)
+        else: r = runmod.no_result(x, "lost", f"lost: the scheduler cancelled it ({val!r})", secs)
         prog.done(r)
+        del f
   except KeyboardInterrupt:
     with contextlib.suppress(Exception): client.cancel([f for f, _ in futs.values()], force=True)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the closing cluster's complaints

@@ -60,7 +60,7 @@ def coverage_pct(cov: dict) -> float | None:
 def coverage_problems(res: dict) -> list[str]:
   """Units below the goal, and units the list expects (`coverage_units`) of which no job wrote a document."""
   goal, cov, why = res.get("coverage_goal"), res.get("coverage", {}), []
-  if res.get("shard"): return why
+  if res.get("shard") or res.get("only"): return why  # a slice of the list: its merge / the whole list is held to them
   missing = [u for u in res.get("coverage_units") or [] if u not in cov]
   if missing: why.append(f"no coverage document from unit{'s' * (len(missing) > 1)} {', '.join(missing)}")
   if goal:
@@ -132,7 +132,7 @@ def summary_md(res: dict) -> str:
   jobs = res["jobs"]
   cases = [c for j in jobs for c in j["cases"]]
   count = lambda st: sum(c["status"] == st for c in cases)
-  title = f"# Regression `{res['list']}`" + (f" shard {res['shard']}" if res.get("shard") else "")
+  title = f"# Regression `{res['list']}`" + (f" shard {res['shard']}" if res.get("shard") else "") + (f" (only {', '.join(res['only'])})" if res.get("only") else "")
   if res.get("partial"): title += f" (in progress: {len(jobs)} of {res['partial']} jobs done)"
   seed = f" · night seed {res['seed']} ({res.get('seed_from')})" if res.get("seed") is not None else ""
   L = [title, "", f"{res['started']} · commit `{res['commit']}` · wall {_fmt_s(res['seconds'])} · -j {res.get('j', '?')} · "
@@ -163,6 +163,7 @@ def summary_md(res: dict) -> str:
   L.append(f"Per unit, never pooled: merged over {res.get('coverage_files', 0)} coverage documents"
            + (f"; every unit is held to the goal of {goal}% of bins" if goal else "")
            + (" (a shard: the goal applies to the merged report)" if res.get("shard") and goal else "")
+           + (f" (only the jobs matching {', '.join(res['only'])}: the goal and the expected units apply to the whole list)" if res.get("only") else "")
            + (f"; the list expects documents from {', '.join(want)}" if want else "") + ".")
   L += ["", "| unit | bins hit | % | jobs with documents | configurations |", "|---|---|---|---|---|"]
   for unit in sorted(set(cov) | set(want)):
@@ -202,9 +203,9 @@ def summary_md(res: dict) -> str:
 def seeds_md(res: dict) -> list[str]:
   """The night's seed and, per group that takes seeds, the seeds its jobs ran."""
   if res.get("seed") is None: return []
-  L = ["", "## Seeds", "", f"Night seed **{res['seed']}** ({res.get('seed_from')}); `SEED={res['seed']}` reruns exactly these seeds. "
-       + (f"The list reseeds every night: each group's seeds are its `seed_base` + {res.get('seed_offset', 0):,}." if res.get("reseed")
-          else "The list does not reseed (its seeds are fixed).")]
+  L = ["", "## Seeds", "", f"Night seed **{res['seed']}** ({res.get('seed_from')}). "
+       + (f"The list reseeds every night: each group's seeds are its `seed_base` + {res.get('seed_offset', 0):,}; "
+          f"`SEED={res['seed']}` reruns exactly these seeds." if res.get("reseed") else "The list does not reseed: its seeds are fixed.")]
   groups: dict = {}
   for j in res["jobs"]:
     if j.get("seeded"): groups.setdefault(j["group"], []).append(j)

@@ -236,3 +236,150 @@ def test_code_coverage_merge_and_summary(tmp_path):
   codecov.write_dat(points, tmp_path / "m.dat")
   assert codecov.parse(tmp_path / "m.dat") == points
   assert "| line | 2 | 2 | 100.0 |" in codecov.markdown(s, 2)
+
+
+# ---- the night's seeds
+def test_the_night_seed_comes_from_the_date_unless_given():
+  import datetime
+  assert plan.night_seed(None, datetime.date(2026, 12, 2)) == (20261202, "the date 2026-12-02")
+  assert plan.night_seed("77") == (77, "SEED") and plan.night_seed(0) == (0, "SEED")
+  assert plan.seed_offset(0) == 0                                                      # SEED=0: the list's own seeds
+  days = [datetime.date(2026, 1, 1) + datetime.timedelta(d) for d in range(2000)]
+  offs = [plan.seed_offset(int(d.strftime("%Y%m%d"))) for d in days]
+  assert len(set(offs)) == 2000                                                        # 2000 nights, 2000 stretches
+  jobs = plan.expand(plan.load("nightly"), collect=fake_collect, night=20261202)
+  assert max(j["seed"] + j["seeds"] for j in jobs if j["seeded"]) < 2**31               # Verilator's seed is an int
+  fixed = {j["id"]: j for j in plan.expand(plan.load("nightly"), collect=fake_collect)}
+  for j in jobs:
+    assert j["seed"] == fixed[j["id"]]["seed"] + plan.seed_offset(20261202)
+  x = next(j for j in jobs if j["group"] == "rtl-xrand")
+  assert x["env"]["TINYTPU_SEED"] == str(x["seed"]) and f"+verilator+seed+{x['seed']} " in x["env"]["SIM_CMD_SUFFIX"]
+  r = next(j for j in jobs if j["group"] == "random-n4")
+  assert r["args"][-4:] == ["--seed", str(r["seed"]), "--seeds", "250"] and r["seed"] != fixed[r["id"]]["seed"]
+  assert next(j for j in jobs if j["group"] == "random")["env"]["TINYTPU_SEED_BASE"] == str(plan.seed_offset(20261202) + 1000)
+  # the smoke list is make test: its seeds never move
+  assert [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect, night=20261202)] == \
+         [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect)]
+
+
+def test_seeds_and_per_unit_coverage_in_the_report(tmp_path):
+  cov = report.add_coverage({}, cov_doc("vpu", "N4", {f"b{i}": 1 for i in range(100)}))
+  report.add_coverage(cov, cov_doc("mxu", "N4", {"a": 1, "b": 0}))                      # pooled: 101/102 = 99%
+  jobs = [fake_job("a:000", seeded=True, seed=1202100000, seeds=250), fake_job("a:001", seeded=True, seed=1202100250, seeds=250)]
+  res = {**fake_res(jobs, cov, goal=95), "seed": 20261202, "seed_from": "the date 2026-12-02", "reseed": True, "seed_offset": 1202000000,
+         "coverage_units": ["vpu", "mxu", "xlu"]}
+  why = report.verdict(res)
+  assert "no coverage document from unit xlu" in why and "functional coverage below the goal 95%: mxu 50.0%" in why, why
+  report.write(tmp_path, res)
+  md = (tmp_path / "summary.md").read_text()
+  assert "night seed 20261202 (the date 2026-12-02)" in md and "| a | 2 | 1202100000 .. 1202100499 |" in md and "`SEED=20261202`" in md
+  assert "| xlu | - | **no document** |" in md and "| mxu | 1/2 | 50.0 **below the goal** |" in md and "| vpu | 100/100 | 100.0 |" in md
+  assert "250 from 1202100250" in md
+  saved = json.loads((tmp_path / "results.json").read_text())
+  assert saved["seed"] == 20261202 and [j["seed"] for j in saved["jobs"]] == [1202100000, 1202100250]
+  assert report.verdict({**res, "shard": "1/2"}) == [] and report.verdict({**res, "only": ["a:*"]}) == []
+  assert "coverage per unit >= 50.0% (lowest mxu)" in report.tsv_row(res)
+
+
+# ---- Dask: schedulers, farms, a local cluster
+@pytest.mark.parametrize("s,want", [(None, ("local", None)), ("", ("local", None)), ("local", ("local", None)),
+                                    ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")), ("tls://sched.farm:8786", ("address", "tls://sched.farm:8786")),
+                                    ("slurm", ("jobqueue", "slurm")), ("LSF", ("jobqueue", "lsf")), ("pbs", ("jobqueue", "pbs"))])
+def test_scheduler_parsing(s, want):
+  from tinytpu.regress import farm
+  assert farm.parse_scheduler(s) == want
+
+
+@pytest.mark.parametrize("s", ["sge", "tcp://host", "tcp://:8786", "http://x:1", "host:8786"])
+def test_bad_schedulers_are_refused(s):
+  from tinytpu.regress import farm
+  with pytest.raises(farm.FarmError, match="tcp://host:port"): farm.parse_scheduler(s)
+
+
+def test_farm_options_from_the_environment(tmp_path):
+  from tinytpu.regress import farm
+  env = {"QUEUE": "short", "ACCOUNT": "hw", "WALLTIME": "01:00:00", "CORES": "4", "MEMORY": "16GB", "JOB_EXTRA": "--exclusive; --constraint=avx2",
+         "PROLOGUE": "module load gcc;source ~/.profile", "INTERFACE": "ib0"}
+  kw, n = farm.jobqueue_kwargs("slurm", 10, tmp_path, env, retries=1)
+  assert n == 3 and kw["cores"] == kw["processes"] == 4 and kw["memory"] == "16GB" and kw["queue"] == "short" and kw["account"] == "hw"
+  assert kw["walltime"] == "01:00:00" and kw["job_extra_directives"] == ["--exclusive", "--constraint=avx2"] and kw["interface"] == "ib0"
+  assert kw["job_script_prologue"] == [f"cd {ROOT}", "module load gcc", "source ~/.profile"] and kw["python"] == sys.executable
+  assert kw["scheduler_options"] == {"allowed_failures": 1} and kw["log_directory"] == str(tmp_path / "farm-logs")
+  kw, n = farm.jobqueue_kwargs("lsf", 2, tmp_path, {"ACCOUNT": "hw"})
+  assert n == 1 and kw["project"] == "hw" and "account" not in kw and "queue" not in kw and kw["cores"] == 2
+
+
+def test_a_farm_without_dask_jobqueue_says_what_to_install(tmp_path, monkeypatch, capsys):
+  from tinytpu.regress import farm
+  from tinytpu.regress.__main__ import main
+  monkeypatch.setitem(sys.modules, "dask_jobqueue", None)  # not importable, installed or not
+  with pytest.raises(farm.FarmError, match=r"needs dask-jobqueue.*pip install -e '\.\[farm\]'"): farm.connect("slurm", 2, tmp_path)
+  lst = write(tmp_path, '[[group]]\nname = "a"\nlayer = "golden"\ncmd = "true"\n')
+  assert main(["--list", str(lst), "--scheduler", "pbs", "--out", str(tmp_path / "r"), "--no-tsv"]) == 2
+  assert "SCHEDULER=pbs needs dask-jobqueue" in capsys.readouterr().err
+
+
+def regress(args, cwd=ROOT, timeout=300, **env):
+  import os
+  return subprocess.run([sys.executable, "-m", "tinytpu.regress", "--no-tsv", "-j", "2", *args], cwd=cwd, capture_output=True, text=True,
+                        timeout=timeout, env={**os.environ, **env})
+
+
+def shape(out):
+  """What a report looks like, whatever ran it: results.json's keys, each job's keys, status and test
+  nodes, the summary's sections, the JUnit suites and cases."""
+  res = json.loads((out / "results.json").read_text())
+  md = (out / "summary.md").read_text()
+  root = ET.parse(out / "junit.xml").getroot()
+  return (sorted(res), [(j["id"], sorted(set(j) - {"waves"}), j["status"], sorted(c["node"] for c in j["cases"])) for j in res["jobs"]],
+          [l for l in md.splitlines() if l.startswith("#")], [(ts.get("name"), [tc.get("name") for tc in ts]) for ts in root])
+
+
+def test_smoke_list_through_a_local_dask_cluster(tmp_path):
+  only = ["--list", "smoke", "--only", "isa:001", "--only", "golden:005"]  # two cheap jobs of the smoke list itself
+  d = regress([*only, "--out", str(tmp_path / "dask")])
+  assert d.returncode == 0 and d.stdout.strip().endswith("PASS"), d.stdout + d.stderr
+  assert "dask local cluster, 2 workers" in d.stderr and "2/2 done" in d.stderr
+  res = json.loads((tmp_path / "dask" / "results.json").read_text())
+  assert res["runner"] == "dask local cluster, 2 workers" and [j["id"] for j in res["jobs"]] == ["isa:001", "golden:005"]
+  assert all(j["status"] == "pass" and j["host"] and len(j["cases"]) > 3 for j in res["jobs"])
+  l = regress([*only, "--out", str(tmp_path / "local"), "--runner", "local"])
+  assert l.returncode == 0, l.stdout + l.stderr
+  assert json.loads((tmp_path / "local" / "results.json").read_text())["runner"] == "local"
+  assert shape(tmp_path / "dask") == shape(tmp_path / "local")
+
+
+def test_dask_jobs_coverage_folders_seeds_and_a_lost_job(tmp_path):
+  # a job writing a coverage document into its own folder, a seeded job, one killing its worker
+  doc = json.dumps({"unit": "toy", "config": "N4", "groups": {"g": {"goal": 1, "hits": {"a": 1, "b": 2}, "illegal": {}}}})
+  lst = write(tmp_path, f"""coverage_goal = 90
+coverage_units = ["toy", "absent"]
+reseed = true
+[[group]]
+name = "cov"
+layer = "unit"
+cmd = "{{python}} -c 'import os, pathlib; d = pathlib.Path(os.environ[\\"TINYTPU_COVERAGE_DIR\\"]); d.mkdir(parents=True); (d / \\"toy_N4.json\\").write_text(os.environ[\\"DOC\\"])'"
+env = {{ DOC = '{doc}' }}
+[[group]]
+name = "seeded"
+layer = "random"
+cmd = "{{python}} -c 'print(1)' --seed {{seed}}"
+seeds = 20
+chunk = 10
+seed_base = 500
+[[group]]
+name = "killer"
+layer = "golden"
+cmd = "{{python}} -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'"
+""")
+  r = regress(["--list", str(lst), "--out", str(tmp_path / "r")], SEED="3", timeout=120)
+  assert r.returncode == 1, r.stdout + r.stderr
+  assert "LOST killer:000" in r.stderr and "FAIL: 1 of 4 jobs failed (1 lost); no coverage document from unit absent" in r.stdout, r.stdout + r.stderr
+  res = json.loads((tmp_path / "r" / "results.json").read_text())
+  st = {j["id"]: j["status"] for j in res["jobs"]}
+  assert st == {"cov:000": "pass", "seeded:000": "pass", "seeded:001": "pass", "killer:000": "lost"}
+  assert res["coverage"]["toy"]["g"]["hits"] == {"a": 1, "b": 2} and res["coverage_files"] == 1
+  assert res["jobs"][0]["coverage_units"] == ["toy"] and (tmp_path / "r" / "coverage" / "cov_000" / "toy_N4.json").exists()
+  assert res["seed"] == 3 and res["seed_from"] == "SEED" and [j["seed"] for j in res["jobs"][1:3]] == [3 * 10**6 + 500, 3 * 10**6 + 510]
+  md = (tmp_path / "r" / "summary.md").read_text()
+  assert "LOST (its worker died or went away)" in md and "| seeded | 2 | 3000500 .. 3000519 |" in md and "| toy | 2/2 | 100.0 |" in md
