@@ -306,7 +306,7 @@ def test_farm_options_from_the_environment(tmp_path):
   assert kw["job_script_prologue"] == [f"cd {ROOT}", "module load gcc", "source ~/.profile"] and kw["python"] == sys.executable
   assert kw["scheduler_options"] == {"allowed_failures": 1} and kw["log_directory"] == str(tmp_path / "farm-logs")
   kw, n = farm.jobqueue_kwargs("lsf", 2, tmp_path, {"ACCOUNT": "hw"})
-  assert n == 1 and kw["project"] == "hw" and "account" not in kw and "queue" not in kw and kw["cores"] == 2
+  assert n == 1 and kw["project"] == "hw" and "account" not in kw and "queue" not in kw and kw["cores"] == 2 and kw["walltime"] == "02:00"
 
 
 def test_a_farm_without_dask_jobqueue_says_what_to_install(tmp_path, monkeypatch, capsys):
@@ -383,3 +383,14 @@ cmd = "{{python}} -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'"
   assert res["seed"] == 3 and res["seed_from"] == "SEED" and [j["seed"] for j in res["jobs"][1:3]] == [3 * 10**6 + 500, 3 * 10**6 + 510]
   md = (tmp_path / "r" / "summary.md").read_text()
   assert "LOST (its worker died or went away)" in md and "| seeded | 2 | 3000500 .. 3000519 |" in md and "| toy | 2/2 | 100.0 |" in md
+
+
+def test_jobs_on_an_existing_dask_scheduler(tmp_path):
+  distributed = pytest.importorskip("distributed")
+  lst = write(tmp_path, '[[group]]\nname = "w"\nlayer = "golden"\ncmd = "{python} -c \'import os; print(os.environ[\\"TINYTPU_FORWARDED\\"])\'"\nseeds = 2\nchunk = 1\n')
+  with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    r = regress(["--list", str(lst), "--out", str(tmp_path / "r"), "--scheduler", cluster.scheduler_address], timeout=120, TINYTPU_FORWARDED="yes")
+  assert r.returncode == 0 and f"dask scheduler {cluster.scheduler_address}" in r.stderr, r.stdout + r.stderr
+  res = json.loads((tmp_path / "r" / "results.json").read_text())
+  assert res["runner"] == f"dask scheduler {cluster.scheduler_address}" and [j["status"] for j in res["jobs"]] == ["pass", "pass"]
+  assert (tmp_path / "r" / "logs" / "w_000.log").read_text().rstrip().endswith("yes")   # TINYTPU_* reaches remote workers
