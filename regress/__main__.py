@@ -30,6 +30,14 @@ def _shard(s: str) -> tuple[int, int]:
   return int(m[1]), int(m[2])
 
 
+def _have_distributed() -> bool:
+  try:
+    import distributed  # noqa: F401
+    return True
+  except ImportError:
+    return False
+
+
 def _finish(res: dict, out: pathlib.Path, tsv: str | None) -> int:
   why = report.write(out, res)
   if tsv and not res.get("shard"): report.append_tsv(pathlib.Path(tsv), res)
@@ -76,8 +84,11 @@ def cmd_run(argv: list[str]) -> int:
           "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner, "only": a.only}
 
   def partial(p: run.Progress) -> None:  # the report so far, rewritten as each job ends
-    report.write(out, {**head, "partial": len(mine), "seconds": time.time() - t0, "jobs": p.ordered(partial=True), "coverage": p.cov,
+    report.write(out, {**head, "runner": p.runner, "partial": len(mine), "seconds": time.time() - t0, "jobs": p.ordered(partial=True), "coverage": p.cov,
                        "coverage_files": p.files, "bench": None, "bench_prev": None, "bench_prev_from": None})
+  if a.runner == "dask" and not _have_distributed():
+    print("[regress] distributed is not installed (`make venv` installs dask[distributed]): running the jobs here (RUNNER=local)", file=sys.stderr)
+    a.runner = head["runner"] = "local"
   try:
     if a.runner == "local":
       results, prog = run.run(mine, out, a.jobs, on_result=partial)

@@ -125,6 +125,7 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
   no_workers_s = float(env.get("NO_WORKERS_TIMEOUT") or 600) if no_workers_s is None else no_workers_s
   client, cluster, desc = connection or connect(scheduler, j, out, env, retries)
   prog = runmod.Progress(jobs, quiet, on_result, label=" " + desc.split(",")[0])
+  prog.runner = desc
   if not quiet: print(f"[regress] {desc}", file=sys.stderr)
   kind = parse_scheduler(scheduler)[0] if connection is None else "local"
   started, futs, tag, fwd = {}, {}, uuid.uuid4().hex[:8], runmod.forward_env(env)

@@ -118,7 +118,7 @@ class Progress:
   `on_result(results so far)`, and print (a live line on a terminal, else one line per job)."""
   def __init__(self, jobs: list[dict], quiet: bool = False, on_result=None, label: str = ""):
     self.jobs, self.quiet, self.on_result, self.label = jobs, quiet, on_result, label
-    self.start, self.results, self.cov, self.files = time.time(), {}, {}, 0
+    self.start, self.results, self.cov, self.files, self.runner = time.time(), {}, {}, 0, "local"
     self.total_cost = sum(x["cost"] for x in jobs) or 1
     self.tty = sys.stderr.isatty() and not quiet
 

@@ -394,3 +394,13 @@ def test_jobs_on_an_existing_dask_scheduler(tmp_path):
   res = json.loads((tmp_path / "r" / "results.json").read_text())
   assert res["runner"] == f"dask scheduler {cluster.scheduler_address}" and [j["status"] for j in res["jobs"]] == ["pass", "pass"]
   assert (tmp_path / "r" / "logs" / "w_000.log").read_text().rstrip().endswith("yes")   # TINYTPU_* reaches remote workers
+
+
+def test_without_distributed_the_jobs_run_here(tmp_path, monkeypatch, capsys):
+  from tinytpu.regress.__main__ import main
+  monkeypatch.setitem(sys.modules, "distributed", None)
+  monkeypatch.delenv("RUNNER", raising=False)
+  lst = write(tmp_path, '[[group]]\nname = "a"\nlayer = "golden"\ncmd = "true"\n')
+  assert main(["--list", str(lst), "--out", str(tmp_path / "r"), "--no-tsv"]) == 0
+  assert "distributed is not installed" in capsys.readouterr().err
+  assert json.loads((tmp_path / "r" / "results.json").read_text())["runner"] == "local"
