@@ -32,33 +32,40 @@ class Layout:
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
       d.X = t
-      t += Kt * (Mt + Nt)
+      t += len(d.batches) * Kt * (Mt + Nt)
       fa, fb = _flat_offsets(d.mlanes), _flat_offsets(d.nlanes)
-      # element indices to gather in place: padding lanes read the constant pool's zero (lane 0 of the lane-index tile)
-      ea = np.full((Mt * N, Kt * N), self.const_base, dtype=np.int64)
-      ea[:M, :K] = d.a.base + fa[:, None] + np.array(d.a_off)[None, :]
-      eb = np.full((Kt * N, Nt * N), self.const_base, dtype=np.int64)
-      eb[:K, :Nc] = d.b.base + np.array(d.b_off)[:, None] + fb[None, :]
-      xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(Kt, Mt, L)  # [kb][mb] tiles of [m][k]
-      wb = eb.reshape(Kt, N, Nt, N).transpose(0, 2, 1, 3).reshape(Kt, Nt, L)  # [kb][nb] tiles of [k][n]
-      # with one K block, operand tiles already laid out in a buffer are read there, not staged
-      # (lanes of padding rows m >= M or columns n >= Nc only reach unused results)
-      lane = np.arange(L)
+      # gated-off loads (a padded window) read the zero too
+      ma = np.ones((M, K), bool) if d.a_mask is None else d.a_mask
+      mb_ = np.ones((K, Nc), bool) if d.b_mask is None else d.b_mask
       d.direct = {}
-      if Kt == 1:
-        for i, (row, ok) in enumerate([(r, lane // N < M - mb * N) for mb, r in enumerate(xa[0])] +
-                                      [(r, lane % N < Nc - nb * N) for nb, r in enumerate(wb[0])]):
-          base = row[ok][0] - lane[ok][0]
-          if base % L == 0 and (row[ok] == base + lane[ok]).all():
-            d.direct[i] = base // L
-        if any(mb not in d.direct or d.direct[mb] != d.direct[0] + mb for mb in range(Mt)):  # MMUL reads Mt tiles in a row
-          d.direct = {i: a for i, a in d.direct.items() if i >= Mt}
-      for i, row in enumerate(np.concatenate([xa, wb], axis=1).reshape(-1, L)):
-        if i not in d.direct:
-          tables[d.X + i] = row.tolist()
-      for buf, e in ((d.a, ea[:M, :K]), (d.b, eb[:K, :Nc])):
-        if buf.dtype != dtypes.int8:
-          self.int8_checks.append((buf.slot, np.unique(e) - buf.base))
+      for bi, (boa, bob) in enumerate(d.batches):
+        # element indices to gather in place: padding lanes read the constant pool's zero (lane 0 of the lane-index tile)
+        ea = np.full((Mt * N, Kt * N), self.const_base, dtype=np.int64)
+        ea[:M, :K] = d.a.base + boa + fa[:, None] + np.array(d.a_off)[None, :]
+        eb = np.full((Kt * N, Nt * N), self.const_base, dtype=np.int64)
+        eb[:K, :Nc] = d.b.base + bob + np.array(d.b_off)[:, None] + fb[None, :]
+        ea[:M, :K][~ma] = self.const_base
+        eb[:K, :Nc][~mb_] = self.const_base
+        xa = ea.reshape(Mt, N, Kt, N).transpose(2, 0, 1, 3).reshape(Kt, Mt, L)  # [kb][mb] tiles of [m][k]
+        wb = eb.reshape(Kt, N, Nt, N).transpose(0, 2, 1, 3).reshape(Kt, Nt, L)  # [kb][nb] tiles of [k][n]
+        # with one K block, operand tiles already laid out in a buffer are read there, not staged
+        # (lanes of padding rows m >= M or columns n >= Nc only reach unused results)
+        lane = np.arange(L)
+        if Kt == 1 and ma.all() and mb_.all() and not d.batch:
+          for i, (row, ok) in enumerate([(r, lane // N < M - mb * N) for mb, r in enumerate(xa[0])] +
+                                        [(r, lane % N < Nc - nb * N) for nb, r in enumerate(wb[0])]):
+            base = row[ok][0] - lane[ok][0]
+            if base % L == 0 and (row[ok] == base + lane[ok]).all():
+              d.direct[i] = base // L
+          if any(mb not in d.direct or d.direct[mb] != d.direct[0] + mb for mb in range(Mt)):  # MMUL reads Mt tiles in a row
+            d.direct = {i: a for i, a in d.direct.items() if i >= Mt}
+        X = d.X + bi * Kt * (Mt + Nt)
+        for i, row in enumerate(np.concatenate([xa, wb], axis=1).reshape(-1, L)):
+          if i not in d.direct:
+            tables[X + i] = row.tolist()
+        for buf, e, ok in ((d.a, ea[:M, :K], ma), (d.b, eb[:K, :Nc], mb_)):
+          if buf.dtype != dtypes.int8:
+            self.int8_checks.append((buf.slot, np.unique(e[ok]) - buf.base))
     g_all = np.arange(-(-self.G // L) * L)
     g = np.minimum(g_all, self.G - 1)  # padding lanes repeat the last lane
     rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
@@ -70,13 +77,13 @@ class Layout:
     for d in self.dots:
       M, K, Nc = d.dims
       Mt, Nt = -(-M // N), -(-Nc // N)
-      m, n = flat(d.mlanes), flat(d.nlanes)
-      rows = (((n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)
+      m, n, b = flat(d.mlanes), flat(d.nlanes), flat([(r, e, 0) for r, e, _, _ in d.batch])
+      rows = (((b * Nt + n // N) * Mt + m // N) * L + (m % N) * N + n % N).reshape(-1, L)
       # lane tile t reads result tile t as it is (lanes past G are don't-care unless values become addresses):
       # the lane loop loads it from PSUM, no copy, no gather
-      d.in_psum = Mt * Nt <= self.cfg.PSUM_TILES and Mt <= 255 and not self.data_addr and \
+      d.in_psum = Mt * Nt <= self.cfg.PSUM_TILES and Mt <= 255 and not self.data_addr and not d.batch and \
         all((r == q * L + lane)[g_all[q * L:(q + 1) * L] < self.G].all() for q, r in enumerate(rows))
-      d.S, d.T = t, t + Mt * Nt
+      d.S, d.T = t, t + len(d.batches) * Mt * Nt
       if not d.in_psum:
         t = d.T + len(rows)
         for i, row in enumerate(rows):

@@ -2,23 +2,72 @@
 global buffers whose indices are affine in disjoint lane ranges and the reduce range."""
 from __future__ import annotations
 
+import itertools
+import operator
+
+import numpy as np
 
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
 
 from tinytpu.backend.optable import _cint
-from tinytpu.backend.records import Dot
+from tinytpu.backend.records import Const, Dot
+
+
+# the gate ops a staged load may have (evaluated at compile time over the ranges' values)
+_GATE_OPS = {Ops.ADD: operator.add, Ops.SUB: operator.sub, Ops.MUL: operator.mul, Ops.MULACC: lambda a, b, c: a * b + c,
+             Ops.CMPLT: operator.lt, Ops.CMPNE: operator.ne, Ops.CMPEQ: operator.eq, Ops.AND: operator.and_,
+             Ops.OR: operator.or_, Ops.XOR: operator.xor, Ops.NEG: operator.neg}
+
+
+def _flat_values(lanes: list) -> dict:
+  """range -> its value at every flattened index of (range, extent) lanes, outer first."""
+  total = 1
+  for _, e in lanes:
+    total *= e
+  out, inner = {}, total
+  for r, e in lanes:
+    inner //= e
+    out[r] = (np.arange(total) // inner) % e
+  return out
 
 
 class MxuMatch:
   def operand(self, x: UOp):
-    """A product operand: a LOAD of a global buffer (through widening int CASTs) -> (Buf, index), else None."""
+    """A product operand: a LOAD of a global buffer (through widening int CASTs) -> (Buf, index,
+    gate or None), else None. A gated load (a padded convolution's window) must read 0 where its
+    gate is false."""
     while x.op is Ops.CAST and dtypes.is_int(x.dtype) and dtypes.is_int(x.src[0].dtype) and x.src[0].dtype.itemsize <= x.dtype.itemsize:
       x = x.src[0]
-    if x.op is not Ops.LOAD or len(x.src) != 1 or x.src[0].op is not Ops.INDEX or len(x.src[0].src) != 2:
+    if x.op is not Ops.LOAD or x.src[0].op is not Ops.INDEX or len(x.src[0].src) != 2:
+      return None
+    gate = None
+    if len(x.src) == 3:
+      if _cint(x.src[1]) != 0:
+        return None
+      gate = x.src[2]
+    elif len(x.src) != 1:
       return None
     buf, idx = x.src[0].src
-    return (self.bufs[buf], idx) if buf in self.bufs and dtypes.is_int(buf.dtype) else None
+    return (self.bufs[buf], idx, gate) if buf in self.bufs and dtypes.is_int(buf.dtype) else None
+
+  def gate_values(self, g: UOp, env: dict):
+    """g evaluated over numpy arrays of range values (env: range -> array), or None when g uses
+    anything else (then the load is not staged for the MXU)."""
+    if g in env:
+      return env[g]
+    if g.op is Ops.CONST:
+      return g.arg
+    if g.op is Ops.RANGE and isinstance(v := self.vals.get(g), Const):
+      return int(v.val)
+    if g.op is Ops.CAST and (dtypes.is_int(g.dtype) or g.dtype == dtypes.bool):
+      v = self.gate_values(g.src[0], env)
+      return None if v is None else (v != 0) if g.dtype == dtypes.bool else v
+    fn = _GATE_OPS.get(g.op)
+    if fn is None:
+      return None
+    vs = [self.gate_values(s, env) for s in g.src]
+    return None if any(v is None for v in vs) else fn(*vs)
 
   def chain(self, v: UOp) -> tuple[list, list]:
     """v as a sum: (product terms [(x, y)], other summands)."""
@@ -39,40 +88,66 @@ class MxuMatch:
     go(v)
     return terms, rest
 
-  def make_dot(self, top: UOp, terms: list, rng: UOp | None, acc=None) -> Dot | None:
-    """A Dot when every term is A[affine(M-like lanes, rng)] * B[affine(N-like lanes, rng)], else None."""
-    ext = _cint(rng.src[0]) if rng is not None else 1
-    if ext is None or not terms:
+  def make_dot(self, top: UOp, terms: list, rngs: list[UOp], acc=None) -> Dot | None:
+    """A Dot when every term is A[affine(M-like lanes, rngs)] * B[affine(N-like lanes, rngs)], else
+    None. rngs is the reduce nest (outer first; several for a convolution's cin, kh, kw): K runs
+    over all their combinations, outer ranges slowest."""
+    exts = [_cint(r.src[0]) for r in rngs]
+    if None in exts or not terms:
       return None
-    sides, offs = None, []
+    sides, offs, gates = None, [], []
     for x, y in terms:
       ox, oy = self.operand(x), self.operand(y)
       if ox is None or oy is None:
         return None
       forms = []
-      for buf, idx in (ox, oy):
+      for buf, idx, _ in (ox, oy):
         f = self.lin(idx)
-        if f is None or any(t is not rng for _, t in f[2]):
+        if f is None or any(all(t is not r for r in rngs) for _, t in f[2]):
           return None
-        forms.append((buf, {r: c for r, c in f[0].items() if c}, f[1], sum(c for c, _ in f[2])))
+        steps = [sum(c for c, t in f[2] if t is r) for r in rngs]
+        forms.append((buf, {r: c for r, c in f[0].items() if c}, f[1], steps))
       if sides is None:
-        if forms[0][1].keys() & forms[1][1].keys():
-          return None
         sides = [(f[0], f[1]) for f in forms]
       if [(f[0], f[1]) for f in forms] == sides[::-1]:
-        forms = forms[::-1]
+        forms, ox, oy = forms[::-1], oy, ox
       elif [(f[0], f[1]) for f in forms] != sides:
         return None
       offs.append((forms[0][2], forms[0][3], forms[1][2], forms[1][3]))
+      gates.append((ox[2], oy[2]))
     (a, ca), (b, cb) = sides
+    # a lane range in both indices (a batched matmul's batch, a grouped conv's group) is a batch:
+    # one GEMM per value, each with its own K blocks and result area
     mlanes = [(r, e, ca.get(r, 0)) for r, e in zip(self.lane_ranges, self.extents) if r not in cb]
-    nlanes = [(r, e, cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb]
-    a_off = [oa + sa * r for r in range(ext) for oa, sa, _, _ in offs]
-    b_off = [ob + sb * r for r in range(ext) for _, _, ob, sb in offs]
-    return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off)
+    nlanes = [(r, e, cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb and r not in ca]
+    batch = [(r, e, ca[r], cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb and r in ca]
+    ks = list(itertools.product(*(range(e) for e in exts)))
+    a_off = [oa + sum(c * i for c, i in zip(sa, k)) for k in ks for oa, sa, _, _ in offs]
+    b_off = [ob + sum(c * i for c, i in zip(sb, k)) for k in ks for _, _, ob, sb in offs]
+    masks = []
+    for side, lanes in ((0, mlanes), (1, nlanes)):
+      if all(g[side] is None for g in gates):
+        masks.append(None)
+        continue
+      # per (lane element, k) of this side: lanes flattened outer first, k as a_off/b_off run
+      lane_env = _flat_values([(r, e) for r, e, _ in lanes])
+      k_env = {r: np.repeat(np.array([k[i] for k in ks]), len(terms)) for i, r in enumerate(rngs)}
+      env = {**{r: v[:, None] for r, v in lane_env.items()}, **{r: v[None, :] for r, v in k_env.items()}}
+      shape = (len(next(iter(lane_env.values()))) if lane_env else 1, len(ks) * len(terms))
+      mask = np.ones(shape, dtype=bool)
+      for t, g in enumerate(gates):
+        if g[side] is None:
+          continue
+        v = self.gate_values(g[side], env)
+        if v is None:  # e.g. a gate on the other side's lanes: not stageable on this side
+          return None
+        mask[:, t::len(terms)] &= np.broadcast_to(np.asarray(v, dtype=bool), shape)[:, t::len(terms)]
+      masks.append(mask if side == 0 else mask.T)
+    return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off, a_mask=masks[0], b_mask=masks[1], batch=batch)
 
   def find_dots(self):
-    """Dot-product reduces to run on the MXU: reduce loops whose every accumulator update is a sum of
+    """Dot-product reduces to run on the MXU: reduce nests (one loop, or a convolution's cin/kh/kw
+    loops with the accumulator updated in the innermost) whose every accumulator update is a sum of
     int products (possibly unrolled), or such sums fully unrolled by tinygrad (no loop left)."""
     self.dots: list[Dot] = []
     self.mxu_tables, self.int8_checks = {}, []
@@ -86,13 +161,17 @@ class MxuMatch:
       if end.op is not Ops.END or (rng := end.src[1]) in self.lane_ranges or rng not in pos:
         continue
       body = self.uops[pos[rng] + 1:pos[end]]
+      nest = [rng] + [u for u in body if u.op is Ops.RANGE]
+      if any(u in self.skip for u in body) or any(r in self.lane_ranges for r in nest) or \
+          {u.src[1] for u in body if u.op is Ops.END} != set(nest[1:]):
+        continue
       stores = [u for u in body if u.op is Ops.STORE]
       dots = []
       for st in stores:
         acc = reg_of(st.src[0]) if st.src[0].op is Ops.INDEX else None
         terms, rest = self.chain(st.src[1])
         if acc is None or acc[1] is None or len(st.src) != 2 or len(rest) != 1 or rest[0].op is not Ops.LOAD \
-            or reg_of(rest[0].src[0]) != acc or (d := self.make_dot(st, terms, rng, acc)) is None:
+            or reg_of(rest[0].src[0]) != acc or (d := self.make_dot(st, terms, nest, acc)) is None:
           break
         dots.append(d)
       else:
@@ -103,7 +182,7 @@ class MxuMatch:
             continue
           seen.add(u)
           stack.extend(u.src)
-        if dots and all(u in seen or u.op is Ops.CONST for u in body):
+        if dots and all(u in seen or u.op is Ops.CONST or (u.op is Ops.END and u.src[1] in nest) for u in body):
           self.dots += dots
           self.skip.update(body + [rng, end])
           self.dot_at[rng] = dots
@@ -112,7 +191,7 @@ class MxuMatch:
       if u in self.skip or u in covered or u.op not in (Ops.ADD, Ops.MULACC):
         continue
       terms, rest = self.chain(u)
-      if len(terms) < 2 or rest or (d := self.make_dot(u, terms, None)) is None:
+      if len(terms) < 2 or rest or (d := self.make_dot(u, terms, [])) is None:
         continue
       self.dots.append(d)
       self.dot_at[u] = [d]

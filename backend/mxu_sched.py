@@ -9,6 +9,18 @@ from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
 
 
+def _blocks(d: Dot, N: int) -> int:
+  """VMEM tiles of one batch value's K blocks."""
+  M, K, Nc = d.dims
+  return -(-K // N) * (-(-M // N) + -(-Nc // N))
+
+
+def _results(d: Dot, N: int) -> int:
+  """Result tiles of one batch value."""
+  M, _, Nc = d.dims
+  return -(-M // N) * -(-Nc // N)
+
+
 class MxuSchedule:
   def mxu_prologue(self):
     """Run every Dot on the MXU: stage its K blocks in place (VLD index table, VGATHER, VST), then for
@@ -42,13 +54,13 @@ class MxuSchedule:
           self.ins("VGATHER", v, v, Mem(0, 0))
         for v, a in vs:
           self.ins("VST", v, a)
-    for d in self.dots:
+    for d, X, S in ((d, d.X + bi * _blocks(d, N), d.S + bi * _results(d, N)) for d in self.dots for bi in range(len(d.batches))):
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
       B = Mt + Nt  # tiles per K block
       px, pc = self.sreg("MXU block pointer", temp=False), self.sreg("MXU copy pointer", temp=False)
       at = lambda i: Mem(0, d.direct[i]) if i in d.direct else Mem(px, i)
-      self.ins("LI", SR(px), d.X)
+      self.ins("LI", SR(px), X)
       stage(px, [i for i in range(B) if i not in d.direct])
       mc = min(Mt, 255, P)
       first = True
@@ -65,7 +77,7 @@ class MxuSchedule:
               self.ins("MMUL", Mem(0, j * mc), at(m0), mc, acc)
               stage(px, todo[j * per:(j + 1) * per])
             self.ins("SADDI", SR(px), SR(px), B)
-          self.ins("LI", SR(px), d.X)
+          self.ins("LI", SR(px), X)
           block(0, first and Kt > 1)
           if first:
             counted(Kt - 2, lambda: block(1, True))
@@ -77,7 +89,7 @@ class MxuSchedule:
             continue
           # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
           self.ins("LI", SR(pc), 0)
-          self.ins("LI", SR(px), d.S + n0 * Mt + m0)
+          self.ins("LI", SR(px), S + n0 * Mt + m0)
           def copy(cnt: int):
             vs = [VT("psum") for _ in range(cnt)]
             for i, v in enumerate(vs):

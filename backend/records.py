@@ -68,6 +68,17 @@ class Dot:
   T: int = 0                    # lane table: per lane of the kernel, its result element
   direct: dict = dataclasses.field(default_factory=dict)  # block tile -> buffer tile read in place (not staged)
   in_psum: bool = False         # lane tile t is PSUM tile t: read with PLD, no copy or lane table
+  a_mask: Any = None            # [m][k] bool: False where A's load is gated off (reads 0); None: all read
+  b_mask: Any = None            # [k][n] bool, the same for B
+  batch: list = dataclasses.field(default_factory=list)  # [(lane range, extent, coef in A, coef in B)]: one GEMM per value
+
+  @property
+  def batches(self) -> list[tuple[int, int]]:
+    """(A offset, B offset) of every batch value, outer ranges slowest."""
+    out = [(0, 0)]
+    for _, e, ca, cb in self.batch:
+      out = [(oa + ca * i, ob + cb * i) for oa, ob in out for i in range(e)]
+    return out
 
   @property
   def dims(self) -> tuple[int, int, int]:

@@ -52,6 +52,8 @@ def _suite():
     "mlp_784_128_10": (lambda: (i8(16, 784), i8(784, 128), i32(rng.integers(-5000, 5000, 128)), i8(128, 10)),
                        lambda x, w1, b1, w2: ((x @ w1 + b1).relu() >> 8).minimum(127) @ w2,
                        16 * 784 * 128 + 16 * 128 * 10, 16 * 784 * 128 + 16 * 128 * 10),
+    # int8 convolution (issue 16's case): cin, kh, kw reduce together on the MXU (an implicit GEMM)
+    "conv2d_8x16x16_k3": (lambda: (i8(1, 8, 16, 16), i8(16, 8, 3, 3)), lambda x, w: x.conv2d(w), 16 * 14 * 14, 16 * 14 * 14 * 8 * 9),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
@@ -103,7 +105,6 @@ def kernel_overhead_ms(repeats: int = 15) -> float:
   """Median wall time of one small kernel end to end (render is cached after the first, as in
   tinygrad; bundle, simulate, parse) minus its simulated work at the measured sim speed."""
   from tinygrad import Tensor
-  from tinytpu.backend import runner
   a = Tensor(np.arange(16, dtype=np.int32), device="TINYTPU").realize()
   times = []
   for _ in range(repeats + 1):
@@ -158,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
   ap.add_argument("--child", help=argparse.SUPPRESS)  # run one kernel, print its row as JSON
   args = ap.parse_args(argv)
   os.environ.setdefault("TINYTPU_SIM", "rtl")
-  import tinytpu  # noqa: F401
-  from tinytpu.backend.device import backend_config
+  from tinytpu.backend.device import backend_config, register
+  register()  # the start-up hook does it too, unless TINYTPU_AUTOLOAD=0
   from tinytpu.golden import bench as gbench
   N = backend_config().N
   suite = _suite()

@@ -165,10 +165,37 @@ def test_mxu_layouts(kind):
     f, exp = lambda: (i32(a[0].T.copy()).T @ i32(b[0])).numpy(), a[0].astype(np.int32) @ b[0]
   elif kind == "transposed_b":
     f, exp = lambda: (i32(a[0]) @ i32(b[0].T.copy()).T).numpy(), a[0].astype(np.int32) @ b[0]
-  else:  # the batch range is in both operands' index: falls back to the VPU loop
+  else:  # the batch range is in both operands' index: one GEMM per batch value
     f, exp = lambda: (i32(a) @ i32(b)).numpy(), np.matmul(a.astype(np.int32), b.astype(np.int32))
-  got, _ = _mxu_kernels(f)
+  got, used = _mxu_kernels(f)
   np.testing.assert_array_equal(got, exp)
+  assert used == 1
+
+
+# convolutions on the MXU: cin, kh, kw reduce together (an implicit GEMM staged through index tables),
+# padding is a gated load that reads the zero, a batch/depthwise channel is one GEMM per value;
+# a grouped conv's group is co // cout_per_group (not affine): it stays on the VPU
+CONVS = {
+  "conv2d": (lambda x, w: x.conv2d(w), (1, 3, 9, 9), (5, 3, 3, 3), True),
+  "batch2": (lambda x, w: x.conv2d(w), (2, 3, 7, 8), (4, 3, 3, 2), True),
+  "stride2": (lambda x, w: x.conv2d(w, stride=2), (1, 4, 9, 9), (6, 4, 3, 3), True),
+  "dilation2": (lambda x, w: x.conv2d(w, dilation=2), (1, 2, 9, 9), (3, 2, 3, 3), True),
+  "padding1": (lambda x, w: x.conv2d(w, padding=1), (1, 3, 6, 6), (4, 3, 3, 3), True),
+  "padding_asym": (lambda x, w: x.conv2d(w, padding=(2, 0, 1, 1)), (2, 2, 5, 7), (3, 2, 2, 3), True),
+  "conv1d": (lambda x, w: x.conv2d(w), (1, 4, 20), (8, 4, 5), True),
+  "depthwise": (lambda x, w: x.conv2d(w, groups=4, padding=1), (1, 4, 8, 8), (4, 1, 3, 3), True),
+  "groups2": (lambda x, w: x.conv2d(w, groups=2), (1, 4, 8, 8), (6, 2, 3, 3), False),
+}
+
+
+@pytest.mark.parametrize("name", CONVS)
+def test_mxu_conv(name):
+  f, xs, ws, on_mxu = CONVS[name]
+  x, w = rng.integers(-128, 128, xs).astype(np.int8), rng.integers(-128, 128, ws).astype(np.int8)
+  run = lambda dev: f(Tensor(x, device=dev).cast(dtypes.int32), Tensor(w, device=dev).cast(dtypes.int32)).numpy()
+  got, used = _mxu_kernels(lambda: run(D))
+  np.testing.assert_array_equal(got, run("PYTHON"))
+  assert used == (1 if on_mxu else 0)
 
 
 def test_mxu_operand_range():
