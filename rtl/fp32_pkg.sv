@@ -1,8 +1,8 @@
 // The fp32 datapath as functions: IEEE-754 binary32 add, multiply, divide, square root, compares,
-// int conversions and the transcendental kernels (doc/fp.md, doc/transcendental.md). The fp32_*
-// modules are thin wrappers around them; vpu_fp_lane and vpu_fp_reduce call them inside a case on
-// the function code, so a simulator (Verilator) runs only the selected function's logic, and only
-// when an op issues, instead of every unit every cycle (doc/performance.md). All combinational.
+// int conversions and the transcendental kernels (doc/fp.md, doc/transcendental.md). vpu.sv (every
+// lane: `lane`) and vpu_fp_reduce call them inside a case on the function code, so a simulator
+// (Verilator) runs only the selected function's logic, and only when an op issues, instead of
+// every unit every cycle (doc/performance.md). All combinational.
 package fp32_pkg;
   import tinytpu_pkg::*;
 
@@ -393,7 +393,7 @@ package fp32_pkg;
     return round(r.neg && r.p != '0, r.x + 12'sd188, {r.p, 2'd0}, 1'b0);
   endfunction
 
-  // One VPU lane's lane-wise fp32 function fn of a, b, c (vpu_fp_lane); other functions give 0.
+  // One VPU lane's fp_lane-class function fn of a, b, c (isa.VPU_CLASS); other functions give 0.
   // Only the selected function is computed (a simulator skips the other branches).
   function automatic logic [31:0] lane(vpu_fn_e fn, logic [31:0] a, logic [31:0] b, logic [31:0] c);
     logic a_nan;

@@ -1,7 +1,10 @@
-"""pyuvm tests of the fp32 VPU datapath (vpu_fp_lane x N*N and vpu_fp_reduce) through tb/fp/fp_tb_top.sv.
+"""pyuvm tests of the VPU's fp32 datapath (the fp32_pkg functions as rtl/vpu.sv calls them: the
+fp_lane class in every lane, vpu_fp_reduce for the fp_tile class), driven through the VPU itself
+with the VPU env's agents, scoreboard and timing probe (tb/vpu/env.py).
 
 Expected values come from the golden model (tinytpu.golden.fpops, numpy float32); every NaN must be
-the canonical 0x7FC00000 (FNEG, FABS and BF162F keep payloads). Tests:
+the canonical 0x7FC00000 (FNEG, FABS and BF162F keep payloads): the scoreboard is strict here. The
+functions are the fp classes of the ISA table (isa.VPU_CLASS). Tests:
 - FpKnown: hand-checked answers (ties, underflow, saturation, bf16), independent of numpy.
 - FpDirected: every lane-wise op on all pairs of a list of special values, tie and cancellation
   cases, and the reductions on special tiles.
@@ -22,18 +25,19 @@ from pyuvm import uvm_sequence
 from tinytpu import isa
 from tinytpu.golden.fpops import OPS
 from tinytpu.tb import kit
+from tinytpu.tb.vpu import env as V
 
-LANE_FNS = ["FADD", "FSUB", "FMUL", "FDIV", "FRECIP", "FSQRT", "FNEG", "FABS", "FSIGN", "FMAX", "FMIN", "FTRUNC",
-            "FCMPLT", "FCMPEQ", "FCMPNE", "I2F", "U2F", "F2I", "F2BF16", "BF162F", "FMAC",
-            "FEXP2", "FLOG2", "FSIN", "FCOS"]
-TRANS_FNS = ["FEXP2", "FLOG2", "FSIN", "FCOS"]
-RED_FNS = [f"{k}_{s}" for k in ("FSUM", "FMAX", "FMIN", "FPROD") for s in ("ROW", "COL", "TILE")]
-TILE_FNS = RED_FNS + ["FARGMAX_ROW", "FARGMIN_ROW", "FROTPAIR"]
+LANE_FNS = V.fns_of("fp_lane")
+TILE_FNS = V.fns_of("fp_tile")
 ALL_FNS = LANE_FNS + TILE_FNS
+TRANS_FNS = [f for f in LANE_FNS if V.GROUP[f] == "transcendental"]
 INT_IN = {"I2F", "U2F"}                          # operand a is an integer
 ROUNDED = ["FADD", "FSUB", "FMUL", "FDIV", "FMAC"]  # ops whose results can land in every class
 ARITY = dict(isa.VPU_ARITY)
 M32 = 0xFFFFFFFF
+_missing = [f for f in ALL_FNS if f not in OPS]
+if _missing:
+  raise RuntimeError(f"golden/fpops.py lacks fp functions of the ISA table: {' '.join(_missing)}")
 
 # ---- operands
 F = kit.f2b
@@ -129,30 +133,19 @@ def trans_directed() -> list[int]:
 def is_nan(x: int) -> bool: return ((x >> 23) & 0xFF) == 0xFF and (x & 0x7FFFFF) != 0
 
 
-class FpReq(kit.Item):
-  """One request: fn (name) and the a, b, c operand tiles."""
-
-
-class FpRsp(kit.Item):
-  pass
-
-
-class FnPort(kit.Sig):
-  """fn_i as a function name."""
-  def put(self, dut, v): self.handle(dut).value = isa.VPU_FNS[v]
-  def get(self, dut): return list(isa.VPU_FNS)[self.handle(dut).value.to_unsigned()]
-
-
 def golden(fn: str, a, b, c) -> np.ndarray:
   return np.asarray(OPS[fn](a.copy(), b.copy(), c.copy()), dtype=np.uint32)
 
 
-class FpScoreboard(kit.Scoreboard):
+class FpScoreboard(V.VpuScoreboard):
+  """The VPU scoreboard (results matched by due cycle), with the fp golden model, canonical NaNs
+  required, and a deliberately wrong model for FpBrokenModel."""
+  strict_nan = True
   broken = False
   def predict(self, req):
     exp = golden(req.fn, req.a, req.b, req.c)
     if self.broken: exp = exp ^ np.uint32(1)
-    return {"res": exp}
+    return {"result": exp, "tag": req.tag}
 
 
 class FpCoverage(kit.CoverageCollector):
@@ -164,7 +157,7 @@ class FpCoverage(kit.CoverageCollector):
     cov.cross("op_x_result", ROUNDED, FP_RESULT_BINS)
     cov.bins("trans_x_region", [(f, r) for f in TRANS_FNS for r in TRANS_REGIONS[f]])
 
-  def sample_req(self, req):
+  def sample(self, req):
     fn = req.fn
     for x in np.ravel(req.a):
       if fn in INT_IN: self.cov.hit("i2f_x_a", (fn, kit.classify_int32(int(x))))
@@ -175,26 +168,21 @@ class FpCoverage(kit.CoverageCollector):
     if fn in ROUNDED:
       for x in np.ravel(golden(fn, req.a, req.b, req.c)): self.cov.hit("op_x_result", (fn, kit.classify_fp32(int(x))))
 
+  def stall(self, lat, blocker): pass  # write-back collisions are the VPU env's coverage
 
-class FpEnv(kit.Env):
+
+class FpEnv(V.VpuEnv):
+  sb_cls = FpScoreboard
+  cov_cls = FpCoverage
+
   def build_phase(self):
-    req = kit.Channel({"fn": FnPort("fn_i"), "a": kit.Tile("a_i"), "b": kit.Tile("b_i"), "c": kit.Tile("c_i")}, FpReq,
-                      valid="req_valid_i", ready="req_ready_o")
-    rsp = kit.Channel({"res": kit.Tile("res_o")}, FpRsp, valid="res_valid_o", ready="res_ready_i", ready_prob=0.8)
-    self.req = kit.Agent("req", self, req, self.dut)
-    self.rsp = kit.Agent("rsp", self, rsp, self.dut, sink=True, rng=self.rng)
-    self.sb = FpScoreboard("sb", self)
+    super().build_phase()
     self.sb.broken = getattr(self.parent, "broken", False)
-    self.cov = FpCoverage("cov", self)
-
-  def connect_phase(self):
-    self.req.ap.connect(self.sb.req_export)
-    self.rsp.ap.connect(self.sb.rsp_export)
-    self.req.ap.connect(self.cov.export(self.cov.sample_req))
 
 
 def n_of() -> int: return int(kit.params().get("N", 4))
-def lanes_on() -> bool: return bool(int(kit.params().get("LANES", 1)))
+# the lanes do not depend on N: they are checked at N = 4, larger N check the tile functions only
+def lanes_on() -> bool: return n_of() == 4
 
 
 def tiles(vals: list[int], n: int) -> list[np.ndarray]:
@@ -205,12 +193,12 @@ def tiles(vals: list[int], n: int) -> list[np.ndarray]:
 
 
 class ReqSeq(uvm_sequence):
-  """Sends prepared (fn, a, b, c) requests."""
+  """Sends prepared (fn, a, b, c) requests to the VPU, back to back (each tagged with its index)."""
   def __init__(self, name, reqs):
     super().__init__(name); self.reqs = reqs
   async def body(self):
     for i, (fn, a, b, c) in enumerate(self.reqs):
-      it = FpReq(f"req{i}", fn=fn, a=a, b=b, c=c)
+      it = V.VpuReq(f"req{i}", fn=fn, a=a, b=b, c=c, tag=i & 0xFF, delay=0)
       await self.start_item(it)
       await self.finish_item(it)
 
@@ -403,7 +391,7 @@ class FpBase(kit.BaseTest):
   timeout_us = 20_000
   def reqs(self, n: int) -> list[tuple]: raise NotImplementedError
   async def body(self):
-    # without lanes in the model (LANES=0) only the tile-wide functions are checked
+    # at N > 4 only the tile-wide functions (the lanes do not depend on N)
     self.sent = [r for r in self.reqs(n_of()) if lanes_on() or r[0] in TILE_FNS]
     await ReqSeq("seq", self.sent).start(self.env.req.seqr)
   def check_phase(self):

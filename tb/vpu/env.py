@@ -20,7 +20,6 @@ from pyuvm import uvm_component, uvm_sequence
 from tinytpu import isa
 from tinytpu.golden.ops import VPU as GOLDEN
 from tinytpu.tb import kit
-from tinytpu.tb.kit import ItemsSeq
 
 FNS = list(isa.VPU_FNS)                   # index = fn code
 LAT = dict(isa.VPU_LATENCY)
@@ -242,7 +241,10 @@ class VpuCoverage(kit.CoverageCollector):
 
 
 class VpuEnv(kit.Env):
+  """The VPU's agents, scoreboard, timing probe and a coverage collector (`cov_cls`: sample(req)
+  for every accepted op, stall(lat, blocker) for every write-back collision)."""
   sb_cls = VpuScoreboard
+  cov_cls = VpuCoverage
 
   def build_phase(self):
     tile = kit.Tile
@@ -252,14 +254,13 @@ class VpuEnv(kit.Env):
     self.req = kit.Agent("req", self, req, self.dut)
     self.rsp = kit.Agent("rsp", self, rsp, self.dut, active=False)
     self.sb = self.sb_cls("sb", self)
-    self.cov = VpuCoverage("cov", self)
+    self.cov = self.cov_cls("cov", self)
     self.probe = TimingProbe("probe", self, self.sb, self.cov)
 
   def connect_phase(self):
     self.req.ap.connect(self.sb.req_export)
     self.rsp.ap.connect(self.sb.rsp_export)
     self.req.ap.connect(self.cov.export(self.cov.sample))
-
 
 
 class RandomSeq(uvm_sequence):

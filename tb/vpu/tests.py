@@ -20,7 +20,7 @@ class VpuDirected(VpuTest):
   """Every VPU function of the ISA table on its edge-case operand set, back to back."""
   async def body(self):
     self.items = E.all_directed(_n(), self.rng, E.ENABLED)
-    await E.ItemsSeq("directed", self.items).start(self.env.req.seqr)
+    await kit.ItemsSeq("directed", self.items).start(self.env.req.seqr)
 
   def check_phase(self):
     assert self.env.sb.checked == len(self.items), f"checked {self.env.sb.checked} of {len(self.items)}"
@@ -42,7 +42,7 @@ class VpuCollisions(VpuTest):
           b = E.VpuReq("short").randomize_op(self.rng, n, rep[lo], (len(items) + 1) & 0xFF, gap)
           items += [a, b]
     self.items = items
-    await E.ItemsSeq("collide", items).start(self.env.req.seqr)
+    await kit.ItemsSeq("collide", items).start(self.env.req.seqr)
 
   def check_phase(self):
     assert self.env.sb.checked == len(self.items)
@@ -83,4 +83,4 @@ class VpuBrokenModel(VpuTest):
   env_cls = BrokenEnv
 
   async def body(self):
-    await E.ItemsSeq("directed", E.directed_items("ADD", _n(), self.rng)[:2]).start(self.env.req.seqr)
+    await kit.ItemsSeq("directed", E.directed_items("ADD", _n(), self.rng)[:2]).start(self.env.req.seqr)

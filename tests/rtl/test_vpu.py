@@ -5,11 +5,7 @@ import os
 import pytest
 
 from tinytpu.tb import kit
-from tinytpu.tools import RTL
-
-
-def _sources():
-  return sorted(RTL.glob("fp32_*.sv")) + [RTL / f for f in ("vpu_fp_lane.sv", "vpu_fp_reduce.sv", "vpu_int_lane.sv", "vpu_int_reduce.sv", "vpu.sv")]
+from tinytpu.tb.vpu import sources as _sources
 
 
 @pytest.mark.parametrize("n", [4, 8])
@@ -23,3 +19,4 @@ def test_vpu_n16():
   # N = 16 briefly: directed edge cases and a short random stream
   kit.build_and_run("vpu", _sources(), "tinytpu.tb.vpu.tests", params={"N": 16, "TAG_W": 8},
                     testcase="VpuDirected,VpuRandom")
+
