@@ -76,7 +76,8 @@ def connect(scheduler: str | None, jobs: int, out: pathlib.Path, env=os.environ,
   if kind == "address":
     return distributed.Client(arg, timeout="30s"), None, f"dask scheduler {arg}"
   if kind == "local":
-    cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None,
+    # the scheduler's HTTP server (and dashboard, with bokeh) on a free port: several runs at once do not collide
+    cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=":0",
                                        scheduler_kwargs={"allowed_failures": retries}, silence_logs=40)
     return distributed.Client(cluster), cluster, f"dask local cluster, {max(1, jobs)} workers"
   try:
@@ -98,7 +99,8 @@ def _failed(x: dict, e: BaseException, seconds: float, log: str = "-") -> dict:
   """A job whose task erred: `lost` when its worker died or went away, else `fail` (run_job raised)."""
   what = f"{type(e).__name__}: {e}"
   if type(e).__name__ in LOST:
-    return {**runmod.no_result(x, "lost", f"lost: the worker running it died or went away ({what})", seconds), "log": log}
+    began = "" if log == "-" or pathlib.Path(log).exists() else "; it had not started (no log)"
+    return {**runmod.no_result(x, "lost", f"lost: the worker running it died or went away{began} ({what})", seconds), "log": log}
   return runmod.no_result(x, "fail", what, seconds)
 
 
@@ -129,26 +131,31 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
   if not quiet: print(f"[regress] {desc}", file=sys.stderr)
   kind = parse_scheduler(scheduler)[0] if connection is None else "local"
   started, futs, tag, fwd = {}, {}, uuid.uuid4().hex[:8], runmod.forward_env(env)
+  queue = list(jobs)  # list order; a job is submitted only when a worker thread is free for it, so a
+  # worker holds just the job it runs and its death loses that one (the scheduler would otherwise
+  # hand a worker several tasks at once, and count them all as killed with it)
+  # with_results: each result is fetched as its job ends (a result left on a worker that dies would be recomputed)
+  ac = distributed.as_completed([], with_results=True, raise_errors=False)
   try:
-    for x in jobs:
-      f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
-      futs[f.key] = (f, x); started[f.key] = time.time()
-    # with_results: each result is fetched as its job ends (a result left on a worker that dies would be recomputed)
-    ac = distributed.as_completed([f for f, _ in futs.values()], with_results=True, raise_errors=False)
-    seen, idle_since, polled = False, None, 0.0
-    while not ac.is_empty():
+    seen, idle_since, polled, slots = False, None, 0.0, 0
+    while queue or futs:
+      now = time.time()
+      if now - polled > 1:
+        polled, slots = now, sum(client.nthreads().values())
+        if slots: seen, idle_since = True, None
+        elif seen or kind == "address": idle_since = idle_since or now
+      while queue and len(futs) < slots:
+        x = queue.pop(0)
+        f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
+        futs[f.key] = (f, x); started[f.key] = time.time(); ac.add(f)
+      if idle_since and no_workers_s and now - idle_since > no_workers_s:  # the watchdog: jobs left and no worker to run them
+        client.cancel([f for f, _ in futs.values()])
+        for x in [x for _, x in futs.values()] + queue:
+          prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", now - idle_since))
+        futs.clear(); queue.clear()
+        break
       if not ac.has_ready():
-        time.sleep(0.5); prog.tick()
-        if no_workers_s and time.time() - polled > 5:  # the watchdog: pending jobs and no worker to run them
-          polled = time.time()
-          if client.nthreads(): seen, idle_since = True, None
-          elif seen or kind == "address": idle_since = idle_since or polled
-          if idle_since and polled - idle_since > no_workers_s:
-            client.cancel([f for f, _ in futs.values()])
-            for k, (f, x) in list(futs.items()): prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", polled - started[k]))
-            futs.clear()
-            break
-        continue
+        time.sleep(0.25); prog.tick(); continue
       for f, val in ac.next_batch(block=False):
         x, secs = futs.pop(f.key)[1], time.time() - started[f.key]
         if isinstance(val, dict): r = val
@@ -156,6 +163,7 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
         else: r = runmod.no_result(x, "lost", f"lost: the scheduler cancelled it ({val!r})", secs)
         prog.done(r)
         del f
+      polled = 0.0  # a slot is free: look again at once
   except KeyboardInterrupt:
     with contextlib.suppress(Exception): client.cancel([f for f, _ in futs.values()], force=True)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the closing cluster's complaints

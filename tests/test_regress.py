@@ -388,7 +388,7 @@ cmd = "{{python}} -c 'import os, signal; os.kill(os.getppid(), signal.SIGKILL)'"
 def test_jobs_on_an_existing_dask_scheduler(tmp_path):
   distributed = pytest.importorskip("distributed")
   lst = write(tmp_path, '[[group]]\nname = "w"\nlayer = "golden"\ncmd = "{python} -c \'import os; print(os.environ[\\"TINYTPU_FORWARDED\\"])\'"\nseeds = 2\nchunk = 1\n')
-  with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+  with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
     r = regress(["--list", str(lst), "--out", str(tmp_path / "r"), "--scheduler", cluster.scheduler_address], timeout=120, TINYTPU_FORWARDED="yes")
   assert r.returncode == 0 and f"dask scheduler {cluster.scheduler_address}" in r.stderr, r.stdout + r.stderr
   res = json.loads((tmp_path / "r" / "results.json").read_text())
