@@ -7,7 +7,8 @@
                                   environment: QUEUE ACCOUNT WALLTIME CORES MEMORY JOB_EXTRA PROLOGUE INTERFACE
 
 The job is the unit: one Dask task per job, run by `run.run_job` on a worker in the submitting
-checkout (its path is sent along: a farm needs the checkout and the venv on a shared file system).
+checkout (its path is sent along: a farm needs the checkout and the venv on a shared file system),
+submitted in list order as worker threads free up, so a worker only ever holds the job it runs.
 Results come back as each job finishes; a job whose worker dies is reported `lost` (not rerun:
 `RETRIES` reruns, default 0), as are the jobs left when no worker has been seen for
 `NO_WORKERS_TIMEOUT` seconds (default 600); Ctrl-C cancels what is left and closes the cluster."""
@@ -26,7 +27,6 @@ from tinytpu.regress import run as runmod
 from tinytpu.regress.plan import ROOT
 
 JOBQUEUE = {"slurm": "SLURMCluster", "lsf": "LSFCluster", "pbs": "PBSCluster"}
-FARM_ENV = ("QUEUE", "ACCOUNT", "WALLTIME", "CORES", "MEMORY", "JOB_EXTRA", "PROLOGUE", "INTERFACE")
 
 
 class FarmError(RuntimeError):
