@@ -2,7 +2,6 @@
 merging on fake job results, the coverage and benchmark rules, and a golden op broken in a copy of
 the repository making the runner fail with a reproduce command."""
 import json
-import pathlib
 import shutil
 import subprocess
 import sys
