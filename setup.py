@@ -8,7 +8,13 @@ added here, for both kinds of install:
   of the wheel, which pip unpacks into site-packages;
 - an editable install (`pip install -e .`, PEP 660): the editable wheel is made without build_lib
   (it holds only setuptools' own path finder), so the file is added to the finished wheel, with
-  its RECORD line, and pip installs (and uninstalls) it like any other file."""
+  its RECORD line, and pip installs (and uninstalls) it like any other file.
+
+It also lays out the packages, since pyproject.toml cannot compute them: the design's top-level
+folders stay where they are in the repository and become tinytpu's subpackages through package_dir
+(golden/ is tinytpu.golden, backend/ tinytpu.backend, tb/ tinytpu.tb with every folder under it,
+regress/ tinytpu.regress), and rtl/ is package data as tinytpu.rtl (the RTL, the co-sim's C++ and
+the generated tinytpu_pkg.sv), which is where tinytpu.tools looks for it outside a clone."""
 import base64
 import hashlib
 import os
@@ -18,6 +24,21 @@ import zipfile
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
+
+HERE = pathlib.Path(__file__).resolve().parent
+# package -> folder of the repository; a folder under one with an __init__.py is a subpackage
+FOLDERS = {"tinytpu": "tinytpu", "tinytpu.golden": "golden", "tinytpu.backend": "backend", "tinytpu.tb": "tb", "tinytpu.regress": "regress"}
+# data-only packages (folders without an __init__.py) and what they ship; the testbenches' own SV tops too
+DATA_ONLY = {"tinytpu.rtl": ["*.sv", "*.svh", "*.vlt"], "tinytpu.rtl.sim": ["*.sv", "*.svh", "*.cpp", "*.h"], "tinytpu.regress.lists": ["*.toml"]}
+
+
+def code_packages() -> list[str]:
+  out = []
+  for pkg, folder in FOLDERS.items():
+    for init in sorted((HERE / folder).rglob("__init__.py")):
+      out.append(".".join((pkg, *init.parent.relative_to(HERE / folder).parts)))
+  return out
+
 
 PTH_NAME = "tinytpu_device.pth"  # sorts after __editable__.*.pth, which makes the module importable
 PTH_TEXT = b"import _tinytpu_autoload\n"
@@ -61,4 +82,7 @@ class EditableWheelWithPth(editable_wheel):
       add_to_wheel(whl, PTH_NAME, PTH_TEXT)
 
 
-setup(cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})
+setup(packages=code_packages() + list(DATA_ONLY), package_dir={"": "startup", **FOLDERS, "tinytpu.rtl": "rtl"},
+      package_data={**{p: ["*.sv", "*.svh"] for p in code_packages() if p.startswith("tinytpu.tb")}, **DATA_ONLY},
+      py_modules=["_tinytpu_autoload"],  # the start-up hook behind tinytpu_device.pth
+      cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})

@@ -41,17 +41,10 @@ def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
   return path
 
 
-_servers: dict = {}
-
-
 def _rtl(b: Bundle) -> Result:
-  """One co-sim server process per configuration, kept for the life of the program: a kernel costs
-  a bundle write and a reset, not a process start."""
+  """On the process's co-sim server of this configuration (tinytpu.cosim.server, shared with the random programs)."""
   from tinytpu import cosim
-  srv = _servers.get(b.config)
-  if srv is None or srv.proc.poll() is not None:
-    srv = _servers[b.config] = cosim.Server(b.config)
-  return srv.run(bundle.write(b))
+  return cosim.server(b.config).run(bundle.write(b))
 
 
 def _golden(b: Bundle) -> Result:

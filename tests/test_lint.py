@@ -1,4 +1,5 @@
-"""`verilator --lint-only -Wall` is clean on every RTL module (make lint), waivers only in rtl/lint.vlt."""
+"""make lint is clean: `verilator --lint-only -Wall` on every RTL module (waivers only in rtl/lint.vlt),
+and ruff in tinygrad's style ([tool.ruff] in pyproject.toml) with the import layering on the Python side."""
 import subprocess
 import sys
 
@@ -6,8 +7,21 @@ from tinytpu import tools
 
 
 def test_rtl_is_lint_clean():
-  r = subprocess.run([sys.executable, "-m", "tinytpu", "lint"], capture_output=True, text=True, cwd=tools.ROOT)
+  r = subprocess.run([sys.executable, "-m", "tinytpu", "lint", "--rtl"], capture_output=True, text=True, cwd=tools.ROOT)
   assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+
+
+def test_python_is_ruff_clean():
+  """Every finding fails, whoever's file it is: fix it, or (rarely) a `# noqa: <code>` with the reason."""
+  r = subprocess.run([sys.executable, "-m", "tinytpu", "lint", "--python"], capture_output=True, text=True, cwd=tools.ROOT)
+  assert r.returncode == 0 and "lint ruff: clean" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]
+
+
+def test_ruff_config_is_tinygrads_style():
+  import tomllib
+  cfg = tomllib.loads((tools.ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+  assert cfg["indent-width"] == 2 and cfg["line-length"] >= 150 and "F" in cfg["lint"]["select"]
+  assert not {"E", "E5", "E50", "E501"} & set(cfg["lint"]["select"]), "long lines are allowed"
 
 
 def test_every_waiver_has_a_reason():

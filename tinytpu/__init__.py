@@ -1,12 +1,5 @@
-"""TinyTPU: importing the package registers the tinygrad `TINYTPU` device."""
-
-
-def _register_device():
-  try:
-    from tinytpu.backend.device import register
-  except ImportError:  # tinygrad is not installed: the RTL/golden tools still work
-    return
-  register()
-
-
-_register_device()
+"""TinyTPU: the ISA table, bundle format, assembler, golden model, co-simulation and the tinygrad
+`TINYTPU` device. Importing the package imports nothing: tinytpu.layers lists its modules in layer
+order. The tinygrad device needs no import either: the start-up hook tinytpu_device.pth
+(startup/_tinytpu_autoload.py) registers it, lazily, when tinygrad first asks for it
+(tinytpu.backend.device.register() does it by hand, e.g. with TINYTPU_AUTOLOAD=0)."""

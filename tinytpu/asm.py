@@ -14,8 +14,8 @@ import re
 import numpy as np
 
 from tinytpu import isa
-from tinytpu.bundle import Bundle, DEFAULT_RUN, check_dump, check_run, check_sreg, check_tile, check_value, header, parse_int
 from tinytpu.config import DEFAULT, Config
+from tinytpu.records import DEFAULT_RUN, Bundle, check_dump, check_run, check_sreg, check_tile, check_value, header, parse_int
 
 
 class AsmError(ValueError):

@@ -3,161 +3,26 @@ RTL co-simulation, backend), and the result format they all print.
 
 A bundle is a header, memory and scalar preloads, the program (`inst` words or `asm` lines), the
 dumps to print after the run and the `run` record with the watchdog limit. Parsing goes through the
-TASM assembler (tinytpu/asm.py), so every record is checked by exactly one piece of code."""
-from __future__ import annotations
+TASM assembler (tinytpu/asm.py), so every record is checked by exactly one piece of code.
 
-import dataclasses
-import re
+The records themselves (Bundle, Result, the checks, the result lines) live one layer down in
+tinytpu/records.py and are re-exported here; this module adds parse() and write(), which need the
+assembler, so that `bundle.parse`, `bundle.Result` and the rest are found in one place."""
+from __future__ import annotations
 
 import numpy as np
 
-from tinytpu import isa
-from tinytpu.config import DEFAULT, Config, ConfigError
-
-MAGIC, VERSION = "tinytpu-bundle", 1
-RECORDS = ("vmem", "psum", "sreg", "inst", "asm", "dump", "run")
-DEFAULT_RUN = 1_000_000  # watchdog cycles when a TASM file has no `.run`
-MAX_RUN = (1 << 63) - 1
-
-
-class BundleError(ValueError):
-  def __init__(self, line: int, why: str):
-    self.line, self.why = line, why
-    super().__init__(f"error line {line}: {why}")
-
-
-@dataclasses.dataclass(eq=False)
-class Bundle:
-  config: Config = DEFAULT
-  vmem: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)  # tile address -> (N, N) uint32
-  psum: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)
-  sregs: dict[int, int] = dataclasses.field(default_factory=dict)        # register -> uint32 value
-  program: list[int] = dataclasses.field(default_factory=list)           # 64-bit words
-  dumps: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # (kind, addr, count)
-  max_cycles: int = DEFAULT_RUN
-
-  def __eq__(self, other) -> bool:  # tiles are arrays: compare them lane by lane, record order included
-    if not isinstance(other, Bundle):
-      return NotImplemented
-    same_tiles = lambda x, y: list(x) == list(y) and all(np.array_equal(x[k], y[k]) for k in x)
-    return (self.config, self.sregs, self.program, self.dumps, self.max_cycles) == \
-      (other.config, other.sregs, other.program, other.dumps, other.max_cycles) and \
-      same_tiles(self.vmem, other.vmem) and same_tiles(self.psum, other.psum)
-
-
-@dataclasses.dataclass
-class Result:
-  dumps: list[tuple[str, int, np.ndarray]]  # ("vmem"|"psum", addr, (N, N) uint32) per tile, ("sreg", 0, (16,) uint32)
-  cycles: int
-  perf: dict[str, int]                      # every name of isa.PERF_COUNTERS
-  status: str                               # "ok" | "trap" | "timeout"
-  trap: str | None = None                   # trap code name when status == "trap"
-  pc: int | None = None                     # pc of the trap / of the next instruction at timeout
-
-
-# ---------------------------------------------------------------------------------------------
-# numbers and record checks, shared with the assembler (they raise ValueError(why))
-_INT = re.compile(r"[+-]?(0x[0-9a-f]+|0b[01]+|[0-9]+)", re.I)
-
-
-def parse_int(tok: str) -> int:
-  """Decimal, 0x hex or 0b binary, with an optional sign."""
-  if not _INT.fullmatch(tok):
-    raise ValueError(f"malformed number {tok!r}")
-  return int(tok, 0) if not re.fullmatch(r"[+-]?0+[0-9]+", tok) else int(tok, 10)
-
-
-def check_value(v: int, what: str = "value") -> int:
-  """A 32-bit lane or register value given as int32 or uint32; returns the uint32 bits."""
-  if not -(1 << 31) <= v <= (1 << 32) - 1:
-    raise ValueError(f"{what} {v} out of range [-2^31, 2^32-1]")
-  return v & 0xFFFFFFFF
-
-
-def _space(config: Config, kind: str) -> int:
-  return {"vmem": config.VMEM_TILES, "psum": config.PSUM_TILES}[kind]
-
-
-def check_tile(config: Config, kind: str, addr: int, vals: list[int]) -> np.ndarray:
-  if not 0 <= addr < _space(config, kind):
-    raise ValueError(f"{kind} address {addr} out of range [0, {_space(config, kind)})")
-  if len(vals) != config.lanes:
-    raise ValueError(f"{kind} {addr}: expected {config.lanes} values (N*N, N={config.N}), got {len(vals)}")
-  return np.array([check_value(v) for v in vals], dtype=np.uint32).reshape(config.N, config.N)
-
-
-def check_sreg(r: int, v: int) -> int:
-  if not 0 <= r < 16:
-    raise ValueError(f"scalar register {r} out of range [0, 16)")
-  v = check_value(v)
-  if r == 0 and v != 0:
-    raise ValueError("s0 is hardwired to 0 and cannot be preloaded")
-  return v
-
-
-def check_dump(config: Config, kind: str, args: list[int]) -> tuple[str, int, int]:
-  if kind == "sreg":
-    if args:
-      raise ValueError("`dump sreg` takes no arguments (it dumps all 16 registers)")
-    return ("sreg", 0, 16)
-  if kind not in ("vmem", "psum"):
-    raise ValueError(f"cannot dump {kind!r} (expected vmem, psum or sreg)")
-  if len(args) != 2:
-    raise ValueError(f"`dump {kind}` takes an address and a tile count, got {len(args)} values")
-  addr, count, size = args[0], args[1], _space(config, kind)
-  if count < 1:
-    raise ValueError(f"dump {kind} count {count} must be >= 1")
-  if not 0 <= addr < size or addr + count > size:
-    raise ValueError(f"dump {kind} {addr}..{addr + count - 1} out of range [0, {size})")
-  return (kind, addr, count)
-
-
-def check_run(limit: int) -> int:
-  if not 1 <= limit <= MAX_RUN:
-    raise ValueError(f"run limit {limit} out of range [1, 2^63-1]")
-  return limit
-
-
-def header(config: Config) -> str:
-  fields = dict(config.header_fields())
-  if config.IMEM_WORDS != DEFAULT.IMEM_WORDS:  # only non-default sizes need saying
-    fields["IMEM_WORDS"] = config.IMEM_WORDS
-  return f"{MAGIC} {VERSION} " + " ".join(f"{k}={v}" for k, v in fields.items())
-
-
-def _parse_header(text: str, config: Config | None) -> Config:
-  toks = text.split()
-  if toks[0] != MAGIC:
-    raise ValueError(f"missing header: expected `{header(config or DEFAULT)}`, got {toks[0]!r}")
-  if len(toks) < 2 or toks[1] != str(VERSION):
-    raise ValueError(f"unsupported bundle version {toks[1] if len(toks) > 1 else '(none)'} (this is version {VERSION})")
-  got: dict[str, int] = {}
-  for t in toks[2:]:
-    k, sep, v = t.partition("=")
-    if not sep or k not in ("N", "VMEM_TILES", "PSUM_TILES", "IMEM_WORDS"):
-      raise ValueError(f"bad header field {t!r} (expected N=, VMEM_TILES=, PSUM_TILES=, optional IMEM_WORDS=)")
-    if k in got:
-      raise ValueError(f"header field {k} given twice")
-    got[k] = parse_int(v)
-  for k in ("N", "VMEM_TILES", "PSUM_TILES"):
-    if k not in got:
-      raise ValueError(f"header is missing {k}=")
-  if config is None:
-    try:
-      return Config(**got)
-    except ConfigError as e:
-      raise ValueError(str(e)) from None
-  for k, v in got.items():
-    if getattr(config, k) != v:
-      raise ValueError(f"config mismatch: bundle has {k}={v}, the model has {k}={getattr(config, k)}")
-  return config
+from tinytpu import asm, isa
+from tinytpu.config import DEFAULT, Config
+from tinytpu.records import (DEFAULT_RUN, MAGIC, MAX_RUN, RECORDS, VERSION, Bundle, BundleError, Result, check_dump, check_run,  # noqa: F401
+                             check_sreg, check_tile, check_value, diff_results, format_result, header, ints, parse_header,
+                             parse_int, parse_result)
 
 
 # ---------------------------------------------------------------------------------------------
 def parse(text: str, config: Config | None = None) -> Bundle:
   """Parse and validate a bundle. `config` is the built model's configuration (the header must match
   it); None takes the configuration from the header. Raises BundleError("error line L: why")."""
-  from tinytpu import asm
   lines = text.splitlines()
   cfg, run_line = None, None
   body: list[tuple[int, str]] = []  # TASM lines for the assembler, with their bundle line numbers
@@ -167,7 +32,7 @@ def parse(text: str, config: Config | None = None) -> Bundle:
       continue
     try:
       if cfg is None:
-        cfg = _parse_header(s, config)
+        cfg = parse_header(s, config)
         continue
       rec, rest = (s.split(None, 1) + [""])[:2]
       if rec == "run" and run_line is not None:
@@ -198,12 +63,7 @@ def parse(text: str, config: Config | None = None) -> Bundle:
     raise BundleError(e.line, e.why) from None
 
 
-def _ints(a) -> str:
-  return " ".join(map(str, np.asarray(a, dtype=np.uint32).view(np.int32).ravel().tolist()))
-
-
 def _disasm_comment(w: int, N: int, pc: int) -> str:
-  from tinytpu import asm
   try:
     return asm.disassemble_word(w, N)
   except isa.IllegalInstruction as e:
@@ -212,10 +72,9 @@ def _disasm_comment(w: int, N: int, pc: int) -> str:
 
 def write(b: Bundle) -> str:
   """The bundle as text (parse(write(b)) == b). Instructions carry their disassembly as a comment."""
-  from tinytpu import asm
   out = [header(b.config)]
-  out += [f"vmem {a} {_ints(t)}" for a, t in b.vmem.items()]
-  out += [f"psum {a} {_ints(t)}" for a, t in b.psum.items()]
+  out += [f"vmem {a} {ints(t)}" for a, t in b.vmem.items()]
+  out += [f"psum {a} {ints(t)}" for a, t in b.psum.items()]
   out += [f"sreg {r} {np.uint32(v).view(np.int32)}" for r, v in b.sregs.items()]
   out += [f"inst 0x{w:016x}  # {_disasm_comment(w, b.config.N, pc)}" for pc, w in enumerate(b.program)]
   out += [f"dump {k} {a} {c}" if k != "sreg" else "dump sreg" for k, a, c in b.dumps]
@@ -223,110 +82,3 @@ def write(b: Bundle) -> str:
   return "\n".join(out) + "\n"
 
 
-# ---------------------------------------------------------------------------------------------
-# results
-def format_result(r: Result) -> str:
-  """The result lines of software.md §3: the dumps (one line per tile, in dump order), cycles, perf, status."""
-  out = []
-  for kind, addr, vals in r.dumps:
-    out.append(f"sreg {_ints(vals)}" if kind == "sreg" else f"{kind} {addr} {_ints(vals)}")
-  out.append(f"cycles {r.cycles}")
-  out.append("perf " + " ".join(f"{name}={r.perf.get(name, 0)}" for name, _ in isa.PERF_COUNTERS))
-  if r.status == "ok":
-    out.append("status ok")
-  elif r.status == "trap":
-    out.append(f"status trap {r.trap} pc={r.pc}")
-  elif r.status == "timeout":
-    out.append(f"status timeout pc={r.pc}")
-  else:
-    raise ValueError(f"unknown status {r.status!r}")
-  return "\n".join(out) + "\n"
-
-
-def parse_result(text: str, config: Config) -> Result:
-  """Read what format_result() writes (from any runner). Raises BundleError("error line L: why")."""
-  dumps: list[tuple[str, int, np.ndarray]] = []
-  cycles = perf = status = None
-  trap = pc = None
-  lines = text.splitlines()
-  for ln, raw in enumerate(lines, 1):
-    s = raw.split("#", 1)[0].strip()
-    if not s:
-      continue
-    rec, *toks = s.split()
-    try:
-      if status is not None:
-        raise ValueError(f"line `{rec}` after `status`")
-      if rec in ("vmem", "psum"):
-        if not toks:
-          raise ValueError(f"`{rec}` needs an address")
-        dumps.append((rec, parse_int(toks[0]), check_tile(config, rec, parse_int(toks[0]), [parse_int(t) for t in toks[1:]])))
-      elif rec == "sreg":
-        if len(toks) != 16:
-          raise ValueError(f"sreg: expected 16 values, got {len(toks)}")
-        dumps.append(("sreg", 0, np.array([check_value(parse_int(t)) for t in toks], dtype=np.uint32)))
-      elif rec == "cycles":
-        if len(toks) != 1:
-          raise ValueError("`cycles` takes one value")
-        cycles = parse_int(toks[0])
-      elif rec == "perf":
-        perf = {}
-        for t in toks:
-          k, sep, v = t.partition("=")
-          if not sep or k not in isa.PERF:
-            raise ValueError(f"bad perf counter {t!r}")
-          perf[k] = parse_int(v)
-        if missing := [n for n in isa.PERF if n not in perf]:
-          raise ValueError(f"perf line is missing {', '.join(missing)}")
-      elif rec == "status":
-        if toks == ["ok"]:
-          status = "ok"
-        elif len(toks) == 3 and toks[0] == "trap" and toks[1] in isa.TRAP and toks[2].startswith("pc="):
-          status, trap, pc = "trap", toks[1], parse_int(toks[2][3:])
-        elif len(toks) == 2 and toks[0] == "timeout" and toks[1].startswith("pc="):
-          status, pc = "timeout", parse_int(toks[1][3:])
-        else:
-          raise ValueError(f"bad status line {s!r}")
-      else:
-        raise ValueError(f"unknown result line {rec!r}")
-    except ValueError as e:
-      raise BundleError(ln, str(e)) from None
-  for what, v in (("cycles", cycles), ("perf", perf), ("status", status)):
-    if v is None:
-      raise BundleError(len(lines) + 1, f"missing `{what}` line")
-  return Result(dumps, cycles, perf, status, trap, pc)
-
-
-def diff_results(a: Result, b: Result, ignore_timing: bool = True) -> list[str]:
-  """Human-readable differences between two results; [] if they agree. Timing (cycles and every perf
-  counter but `retired`) is compared only with ignore_timing=False. Two timeouts agree on status alone
-  when timing is ignored: where a watchdog stops depends on timing."""
-  out = []
-  for what in ("status", "trap", "pc"):
-    if getattr(a, what) != getattr(b, what) and not (what == "pc" and a.status == b.status == "timeout" and ignore_timing):
-      out.append(f"{what}: {getattr(a, what)} != {getattr(b, what)}")
-  if a.status == b.status == "timeout" and ignore_timing:
-    return out
-  for name in isa.PERF:
-    if (name == "retired" or not ignore_timing) and a.perf.get(name) != b.perf.get(name):
-      out.append(f"perf {name}: {a.perf.get(name)} != {b.perf.get(name)}")
-  if not ignore_timing and a.cycles != b.cycles:
-    out.append(f"cycles: {a.cycles} != {b.cycles}")
-  ka, kb = [d[:2] for d in a.dumps], [d[:2] for d in b.dumps]
-  if ka != kb:
-    out.append(f"dumped tiles differ: {ka} != {kb}")
-    return out
-  for (kind, addr, va), (_, _, vb) in zip(a.dumps, b.dumps):
-    va, vb = np.asarray(va, dtype=np.uint32), np.asarray(vb, dtype=np.uint32)
-    where = "sreg" if kind == "sreg" else f"{kind} {addr}"
-    if va.shape != vb.shape:
-      out.append(f"{where}: shape {va.shape} != {vb.shape}")
-      continue
-    bad = np.argwhere(va != vb)
-    for idx in bad[:8]:
-      i = tuple(idx.tolist())
-      lane = f"s{i[0]}" if kind == "sreg" else "[" + "][".join(map(str, i)) + "]"
-      out.append(f"{where} {lane}: {va[i]:#010x} ({np.uint32(va[i]).view(np.int32)}) != {vb[i]:#010x} ({np.uint32(vb[i]).view(np.int32)})")
-    if len(bad) > 8:
-      out.append(f"{where}: ... {len(bad) - 8} more lanes differ")
-  return out

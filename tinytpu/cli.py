@@ -1,7 +1,6 @@
 """`python -m tinytpu <command>`: one entry point for every tool of the project."""
 from __future__ import annotations
 
-import argparse
 import importlib
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import sys
 COMMANDS = {
   "gen": ("tinytpu.gen", "generate rtl/tinytpu_pkg.sv and doc/isa.md from the ISA table (--check: fail if stale)"),
   "doctor": ("tinytpu.cli", "print tool versions and fail if one is missing or wrong"),
-  "lint": ("tinytpu.cli", "verilator --lint-only -Wall on every RTL module"),
+  "lint": ("tinytpu.cli", "verilator --lint-only -Wall on every RTL module; in a clone also ruff and the layer check (--rtl, --python: one side)"),
   "run": ("tinytpu.run", "run a bundle on the RTL co-sim (default), --golden or --both; print the result"),
   "asm": ("tinytpu.run:asm_main", "assemble a TASM file into a bundle: asm file.tasm -o bundle.txt"),
   "disasm": ("tinytpu.run:disasm_main", "disassemble a bundle or a file of hex words into TASM"),
@@ -58,7 +57,34 @@ def doctor(argv: list[str]) -> int:
   return 0 if ok else 1
 
 
+PY_FOLDERS = ["tinytpu", "golden", "backend", "tb", "regress", "tests", "startup", "setup.py"]  # what ruff reads (a clone's)
+
+
 def lint(argv: list[str]) -> int:
+  """RTL and Python lint: `--rtl` or `--python` for one side, both by default (the Python side only in a clone)."""
+  want = set(a.lstrip("-") for a in argv) or {"rtl", "python"}
+  if bad := want - {"rtl", "python"}:
+    print(f"lint: unknown option(s) {', '.join(sorted(bad))} (expected --rtl, --python)"); return 2
+  rc = lint_rtl() if "rtl" in want else 0
+  return (lint_python() if "python" in want else 0) or rc
+
+
+def lint_python() -> int:
+  """ruff in tinygrad's style ([tool.ruff] in pyproject.toml) and the import layering (tinytpu/layers.py)."""
+  from tinytpu import layers, tools
+  if tools.CLONE is None:
+    print("lint python: not a clone, skipped (ruff reads the repository's sources)")
+    return 0
+  r = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", *PY_FOLDERS], cwd=tools.CLONE, capture_output=True, text=True)
+  if "No module named ruff" in r.stderr:
+    print("lint ruff: MISSING (pip install -e '.[test]')"); return 1
+  print(r.stdout.rstrip() if r.returncode else "lint ruff: clean", *([r.stderr.rstrip()] if r.returncode and r.stderr.strip() else []), sep="\n")
+  problems = layers.check(tools.CLONE)
+  print(*problems, f"lint layers: {len(problems)} problem(s)" if problems else "lint layers: no higher-layer import, no cycle", sep="\n")
+  return 1 if r.returncode or problems else 0
+
+
+def lint_rtl() -> int:
   """Lint every module (rtl/ and the simulation top in rtl/sim/) as its own top, with the project's
   reviewed waivers."""
   from tinytpu import tools
@@ -66,7 +92,7 @@ def lint(argv: list[str]) -> int:
   waivers = [str(tools.RTL / "lint.vlt")] if (tools.RTL / "lint.vlt").exists() else []
   failed = 0
   for src in srcs[1:]:
-    cmd = [tools.verilator_bin(), "--lint-only", "-Wall", *waivers, *map(str, srcs), "--top-module", src.stem]
+    cmd = [tools.verilator_bin(), "--lint-only", "-Wall", "--assert", f"-I{tools.RTL}", *waivers, *map(str, srcs), "--top-module", src.stem]
     r = subprocess.run(cmd, capture_output=True, text=True, env=tools.verilator_env())
     status = "ok" if r.returncode == 0 else "FAIL"
     print(f"lint {src.stem:24s} {status}")

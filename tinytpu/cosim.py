@@ -5,9 +5,12 @@ changed (content hash in a stamp file), behind a file lock so parallel pytest wo
   build(config) -> path of the binary
   run_bundle(text, config, trace=None, events=None) -> bundle.Result (raises bundle.BundleError on a bad bundle)
   Server(config): one process running bundle after bundle (`%end`-separated on its stdin)
+  server(config): the process's shared Server of `config` (the backend and the random programs use
+    this one pool), started on first use and restarted if it died; drop_server(), close_servers()
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import os
@@ -54,13 +57,13 @@ def build(config: Config = DEFAULT, trace: bool = False, verbose: bool = False) 
   exe = d / "tinytpu-sim"
   hdr = _sim_config_h(config)
   cmd = [tools.verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--threads", "1", "-O3",
-         "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+         "--assert", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
          "--top-module", "sim_top", *config.verilator_args(), "--Mdir", str(d / "obj"), "-o", str(exe),
-         "-CFLAGS", " ".join(CFLAGS + [f"-I{SIM}", f"-I{d}"]),
+         f"-I{tools.RTL}", "-CFLAGS", " ".join(CFLAGS + [f"-I{SIM}", f"-I{d}"]),
          *(["--trace-fst" if FST else "--trace"] if trace else []),
          *map(str, _sources())]
   h = hashlib.sha256(("\0".join(cmd[:-len(_sources())]) + hdr).encode())
-  for s in _sources() + sorted(SIM.glob("*.h")):
+  for s in _sources() + sorted(SIM.glob("*.h")) + sorted(tools.RTL.glob("*.svh")):  # headers: C++ and SystemVerilog `include
     h.update(s.name.encode()); h.update(s.read_bytes())
   stamp = d / "stamp"
   with open(tools.BUILD / f"{config.name}{'.trace' if trace else ''}.lock", "w") as lock:
@@ -156,3 +159,33 @@ class Server:
 
   def __enter__(self): return self
   def __exit__(self, *exc): self.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the pool: one server per configuration for the whole process, whoever asks
+_POOL: dict[Config, Server] = {}
+
+
+def server(config: Config = DEFAULT) -> Server:
+  """The shared co-sim server of `config`: a kernel or a random program costs a bundle write and a
+  reset, not a process start."""
+  srv = _POOL.get(config)
+  if srv is None or srv.proc.poll() is not None:
+    srv = _POOL[config] = Server(config)
+  return srv
+
+
+def drop_server(config: Config) -> None:
+  """Forget (and stop) the server of `config`, e.g. after it failed mid-bundle; the next server() starts a new one."""
+  srv = _POOL.pop(config, None)
+  if srv is not None and srv.proc.poll() is None:
+    srv.proc.kill()
+    srv.proc.wait()
+
+
+@atexit.register
+def close_servers() -> None:
+  for srv in list(_POOL.values()):
+    try: srv.close()
+    except Exception: srv.proc.kill()
+  _POOL.clear()

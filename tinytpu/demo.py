@@ -70,7 +70,8 @@ def infer_numpy(x, w1q, b1q, shift, w2q, b2q):
 
 
 def infer_tinytpu(x, q, batch: int, progress):
-  import tinytpu  # noqa: F401  registers the device
+  from tinytpu.backend.device import register
+  register()  # the start-up hook does it too, unless TINYTPU_AUTOLOAD=0
   from tinygrad import Tensor, dtypes
   from tinytpu.backend import runner
   w1q, b1q, shift, w2q, b2q = q

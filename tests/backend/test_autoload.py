@@ -84,7 +84,7 @@ def test_wheel_ships_the_hook(tmp_path):
   """A regular (non-editable) wheel holds the .pth and the module at its top, with RECORD lines.
   Built from a copy of the sources: setuptools leaves build/lib and egg-info next to them."""
   src = tmp_path / "src"
-  for d in ("tinytpu", "backend", "golden", "tb", "regress", "startup"):
+  for d in ("tinytpu", "backend", "golden", "tb", "regress", "startup", "rtl"):
     shutil.copytree(ROOT / d, src / d, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
   for f in ("setup.py", "pyproject.toml"):
     shutil.copy(ROOT / f, src / f)
