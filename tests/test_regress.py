@@ -404,3 +404,12 @@ def test_without_distributed_the_jobs_run_here(tmp_path, monkeypatch, capsys):
   assert main(["--list", str(lst), "--out", str(tmp_path / "r"), "--no-tsv"]) == 0
   assert "distributed is not installed" in capsys.readouterr().err
   assert json.loads((tmp_path / "r" / "results.json").read_text())["runner"] == "local"
+
+
+def test_a_partial_report_as_each_job_finishes(tmp_path):
+  from tinytpu.regress import run
+  jobs = plan.expand(plan.load(str(write(tmp_path, '[[group]]\nname = "a"\nlayer = "golden"\ncmd = "true"\nseeds = 3\nchunk = 1\n'))))
+  seen = []
+  results, prog = run.run(jobs, tmp_path / "out", 1, quiet=True, on_result=lambda p: seen.append([r["id"] for r in p.ordered(partial=True)]))
+  assert seen == [["a:000"], ["a:000", "a:001"], ["a:000", "a:001", "a:002"]] and [r["status"] for r in results] == ["pass"] * 3
+  assert "(in progress: 2 of 3 jobs done)" in report.summary_md({**fake_res(results[:2]), "partial": 3})
