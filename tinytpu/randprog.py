@@ -16,7 +16,6 @@ nested, ending in HALT and bounded (loop counts are small constants or masked da
 from __future__ import annotations
 
 import argparse
-import atexit
 import copy
 import dataclasses
 import sys
@@ -508,24 +507,15 @@ def _keep(prog: Program, kind: str, keys: list) -> Program:
 
 # ---------------------------------------------------------------------------------------------
 # lockstep check
-_SERVERS: dict = {}
-
-
 def server(config: Config = DEFAULT):
-  """One co-sim server per configuration, reused across seeds (restarted if it died)."""
+  """The co-sim server of `config`, reused across seeds: the process's pool (tinytpu.cosim.server), shared with the backend."""
   from tinytpu import cosim
-  s = _SERVERS.get(config)
-  if s is None or s.proc.poll() is not None:
-    s = _SERVERS[config] = cosim.Server(config)
-  return s
+  return cosim.server(config)
 
 
-@atexit.register
 def close_servers() -> None:
-  for s in _SERVERS.values():
-    try: s.close()
-    except Exception: pass
-  _SERVERS.clear()
+  from tinytpu import cosim
+  cosim.close_servers()
 
 
 def compare(b: Bundle) -> list[str]:
@@ -535,7 +525,8 @@ def compare(b: Bundle) -> list[str]:
   try:
     rtl = server(b.config).run(bundle.write(b))
   except Exception as e:  # a crashed or hung co-sim is a mismatch too
-    _SERVERS.pop(b.config, None)
+    from tinytpu import cosim
+    cosim.drop_server(b.config)
     return [f"co-sim failed: {e}"]
   return bundle.diff_results(rtl, gold)
 
