@@ -65,6 +65,16 @@ module mxu
   // buffer does not keep the next MMUL's first tile from being read
   localparam int unsigned TBD  = 3;
 
+  `include "assert.svh"
+  // er_q wraps from row N-1 to 0 by overflow: N must be a power of two
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
+  `ASSERT_INIT(CmdQDepth, CMDQ_DEPTH >= 1)
+  // the command port is valid/ready: an offered command stays, unchanged, until it is taken
+  `ASSERT(CmdHeld, cmd_valid_i && !cmd_ready_o |=> cmd_valid_i)
+  `ASSERT(CmdStable, cmd_valid_i && !cmd_ready_o |=> $stable({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i}))
+  `ASSERT_KNOWN(CmdValidKnown, cmd_valid_i)
+  `ASSERT(CmdKnown, cmd_valid_i |-> !$isunknown({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i}))
+
   typedef struct packed {
     logic              mlw;
     logic [N*N*8-1:0]  w;
@@ -128,6 +138,11 @@ module mxu
   end
   assign err_o = err_q;
 
+  // the command queue never overflows or underflows
+  `ASSERT(CmdQNoOverflow, q_push |-> q_cnt_q < QW'(CMDQ_DEPTH))
+  `ASSERT(CmdQNoUnderflow, q_pop |-> q_cnt_q != '0)
+  `ASSERT(CmdQCountInRange, q_cnt_q <= QW'(CMDQ_DEPTH))
+
   // ---------------------------------------------------------------------------------------------
   // fetch: walk the head command; MMUL reads its T tiles, MLW forwards its weights. An MMUL that
   // arrives while the fetch stage has nothing else to do reads its first tile at once (issue_c).
@@ -155,6 +170,13 @@ module mxu
 
   assign vmem_req_o  = issue;
   assign vmem_addr_o = issue_c ? 32'(cmd_vaddr_i[VA_W-1:0]) : 32'(head.vaddr + VA_W'(ft_q));
+
+  // one fetch source a cycle: the head command's next tile, a bypassing MMUL or the head MLW
+  `ASSERT_ONEHOT0(OneFetch, {issue_q, issue_c})
+  `ASSERT_NEVER(MlwWithHeadRead, mlw_fwd && issue_q)
+  `ASSERT_NEVER(MlwWithReadData, mlw_fwd && rd_pend_q)
+  // commands were range-checked on entry: every tile read is inside VMEM
+  `ASSERT(VmemAddrInRange, vmem_req_o |-> vmem_addr_o < 32'(VMEM_TILES))
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -189,6 +211,11 @@ module mxu
   // at once, both pointers step past it.
   tile_t       tb_q [TBD];
   logic [1:0]  tb_wr_q, tb_rd_q;
+
+  // the tile buffer never overflows or underflows (an empty buffer may pop what arrives now)
+  `ASSERT(TileBufNoOverflow, tb_push && !tb_pop |-> tb_cnt_q < 2'(TBD))
+  `ASSERT(TileBufNoUnderflow, tb_pop |-> tb_cnt_q != '0 || tb_push)
+  `ASSERT(TileBufCountInRange, tb_cnt_q <= 2'(TBD))
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -272,4 +299,13 @@ module mxu
   assign psum_row_o  = side_q[LAT-1].row;
 
   assign busy_o = q_cnt_q != '0 || rd_pend_q || tb_cnt_q != '0 || any_side;
+
+  // an emit cycle streams a row or writes weights, never both; weights go to a bank no row in
+  // flight still reads
+  `ASSERT_NEVER(RowAndWeightWrite, row_in && w_we)
+  `ASSERT(WeightBankFree, w_we |-> !other_busy)
+  // every row lands inside PSUM, on a known address
+  `ASSERT(PsumAddrInRange, psum_we_o |-> psum_addr_o < 32'(PSUM_TILES))
+  `ASSERT(PsumWriteKnown, psum_we_o |-> !$isunknown({psum_acc_o, psum_addr_o, psum_row_o, psum_wdata_o}))
+  `ASSERT_KNOWN(StatusKnown, {err_o, busy_o, row_o, stall_o, cmd_ready_o, vmem_req_o, psum_we_o})
 endmodule

@@ -42,6 +42,10 @@ module psum
 );
   localparam int unsigned AW = $clog2(TILES);
 
+  `include "assert.svh"
+  // mxu_row_i is log2(N) bits wide: every value is a row
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
+
   logic [N*N*32-1:0] mem_q [TILES];
   logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
   logic              rd_ok, wr_ok, mxu_ok, mxu_fresh;
@@ -93,4 +97,16 @@ module psum
   end
 
   assign init_done_o = 1'b1;
+
+  // an access outside [0, TILES) writes nothing (when the other write port is idle)
+  `ASSERT(BadWriteWritesNothing, wr_req_i && !wr_ok && !mxu_we_i |=> $stable(valid_q))
+  `ASSERT(BadMxuWriteWritesNothing, mxu_we_i && !mxu_ok && !wr_req_i |=> $stable(valid_q))
+  // a tile not written since reset reads zero
+  `ASSERT(UnwrittenReadsZero, rd_req_i && !(rd_ok && valid_q[rd_addr_i[AW-1:0]]) |=> rd_data_o == '0)
+  // known controls and flags after reset
+  `ASSERT_KNOWN(ReqKnown, {rd_req_i, wr_req_i, mxu_we_i})
+  `ASSERT(RdAddrKnown, rd_req_i |-> !$isunknown(rd_addr_i))
+  `ASSERT(WrAddrKnown, wr_req_i |-> !$isunknown(wr_addr_i))
+  `ASSERT(MxuWriteKnown, mxu_we_i |-> !$isunknown({mxu_acc_i, mxu_addr_i, mxu_row_i}))
+  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o})
 endmodule

@@ -132,7 +132,7 @@ module tensorcore
   // VRF: operands in the issue cycle (port s: store data, the SXU picks the register), write-back
   // port 0 for every producer but VLD, port 1 for VLD (so a pair's VLD and compute op both land)
   logic [L-1:0][31:0] wb_data, vmem_rd;  // vmem_rd: VMEM's core read data (VLD's write-back)
-  logic               unused_vrf_err;
+  logic               vrf_err;
 
   vrf #(.N(N)) u_vrf (
     .clk_i,
@@ -151,7 +151,7 @@ module tensorcore
     .we1_i     (wl_valid),
     .waddr1_i  (wl_vd),
     .wdata1_i  (vmem_rd),
-    .err_o     (unused_vrf_err)
+    .err_o     (vrf_err)
   );
 
   // write-through bypass: an operand whose register is written back in this cycle takes the data
@@ -189,7 +189,7 @@ module tensorcore
   logic [$clog2(N)-1:0] mxu_prow;
   logic [N*32-1:0]    mxu_pdata;
   logic               unused_err;
-  logic [5:0]         mem_errs;
+  logic [5:0]         mem_errs;  // VMEM rd, wr, mxu; PSUM rd, wr, mxu (checked at the end of this file)
 
   vmem #(.N(N), .TILES(VMEM_TILES)) u_vmem (
     .clk_i,
@@ -326,7 +326,7 @@ module tensorcore
   logic [31:0]        cmd_paddr_q, cmd_vaddr_q;
   logic [7:0]         cmd_t_q;
   logic [L-1:0][31:0] cmd_w_q, cmd_w;
-  logic               mxu_cmd_ready, mxu_busy, unused_mxu_stall, unused_mxu_err;
+  logic               mxu_cmd_ready, mxu_busy, unused_mxu_stall, mxu_err;
 
   assign cmd_w     = cmd_fresh_q ? vmem_rd : cmd_w_q;
   assign mxu_ready = !cmd_q || mxu_cmd_ready;
@@ -369,7 +369,7 @@ module tensorcore
     .cmd_vaddr_i  (cmd_vaddr_q),
     .cmd_t_i      (cmd_t_q),
     .cmd_acc_i    (cmd_acc_q),
-    .err_o        (unused_mxu_err),
+    .err_o        (mxu_err),
     .vmem_req_o   (mxu_vreq),
     .vmem_addr_o  (mxu_vaddr),
     .vmem_rdata_i (mxu_vdata),
@@ -383,7 +383,27 @@ module tensorcore
     .stall_o      (unused_mxu_stall)
   );
 
-  assign unused_err = ^{unused_vrf_err, mem_errs, unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid,
-                        xlu_res_valid, unused_mxu_stall, unused_mxu_err, rc[3:1]};
+  assign unused_err = ^{unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid, xlu_res_valid, unused_mxu_stall,
+                        rc[3:1]};
+
+  // ---------------------------------------------------------------------------------------------
+  // Unit errors: a legal program never raises one. The SXU traps before it would issue a VMEM or
+  // PSUM access out of range or an MMUL with T = 0 or tiles out of range, and it never books both
+  // VRF write ports for one register in a cycle; an err_o rising means the SXU let a bad access
+  // through. The core ports count only for accesses made while running (the idle load/read ports
+  // take whatever address the loader drives); an err_o reports the access of the cycle before.
+  `include "assert.svh"
+  logic running_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) running_q <= 1'b0;
+    else         running_q <= running;
+  end
+  `ASSERT(NoVrfWriteConflict, !vrf_err)
+  `ASSERT(NoCoreVmemErr, running_q |-> !mem_errs[0] && !mem_errs[1])
+  `ASSERT(NoMxuVmemErr, !mem_errs[2])
+  `ASSERT(NoCorePsumErr, running_q |-> !mem_errs[3] && !mem_errs[4])
+  `ASSERT(NoMxuPsumErr, !mem_errs[5])
+  `ASSERT(NoMxuCmdErr, !mxu_err)
+
 
 endmodule

@@ -53,6 +53,11 @@ module vmem
   localparam int unsigned LW    = $clog2(L);
   localparam logic [31:0] ELEMS = 32'(TILES * L);
 
+  `include "assert.svh"
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
+  // element addresses are 32 bits: every element of the memory must have one
+  `ASSERT_INIT(ElemsFit32, 64'(TILES) * 64'(L) <= 64'h1_0000_0000)
+
   logic [N*N*32-1:0] mem_q [TILES];
   logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
   logic              rd_ok, wr_ok, mxu_ok;
@@ -65,6 +70,8 @@ module vmem
     for (int l = 0; l < int'(L); l++) begin
       rd_in[l] = rd_eaddr_i[l] < ELEMS;
       wr_in[l] = !wr_mask_i[l] || wr_eaddr_i[l] < ELEMS;
+      // an element in range lies in a tile in range (the tile index below is its upper bits)
+      if (rd_elem_i && rd_in[l]) `ASSERT_I(GatherTileInRange, 32'(rd_eaddr_i[l][LW +: AW]) < 32'(TILES))
       if (rd_elem_i && rd_in[l] && valid_q[rd_eaddr_i[l][LW +: AW]])
         gather[l*32 +: 32] = mem_q[rd_eaddr_i[l][LW +: AW]][{rd_eaddr_i[l][LW-1:0], 5'd0} +: 32];
     end
@@ -126,4 +133,18 @@ module vmem
   end
 
   assign init_done_o = 1'b1;
+
+  // an access outside [0, TILES) (a tile, or any masked element) writes nothing
+  `ASSERT(BadWriteWritesNothing, wr_req_i && !wr_ok |=> $stable(valid_q))
+  // a tile not written since reset reads zero, on both read ports
+  `ASSERT(UnwrittenReadsZero, rd_req_i && !rd_elem_i && !(rd_ok && valid_q[rd_addr_i[AW-1:0]]) |=> rd_data_o == '0)
+  `ASSERT(MxuUnwrittenReadsZero, mxu_req_i && !(mxu_ok && valid_q[mxu_addr_i[AW-1:0]]) |=> mxu_data_o == '0)
+  // known controls and flags after reset
+  `ASSERT_KNOWN(ReqKnown, {rd_req_i, wr_req_i, mxu_req_i})
+  `ASSERT(RdAddrKnown, rd_req_i |-> !$isunknown(rd_elem_i) && !$isunknown(rd_elem_i ? '0 : rd_addr_i))
+  `ASSERT(RdElemAddrKnown, rd_req_i && rd_elem_i |-> !$isunknown(rd_eaddr_i))
+  `ASSERT(WrAddrKnown, wr_req_i |-> !$isunknown(wr_elem_i) && !$isunknown(wr_elem_i ? '0 : wr_addr_i))
+  `ASSERT(WrElemAddrKnown, wr_req_i && wr_elem_i |-> !$isunknown({wr_mask_i, wr_eaddr_i}))
+  `ASSERT(MxuAddrKnown, mxu_req_i |-> !$isunknown(mxu_addr_i))
+  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o})
 endmodule

@@ -34,7 +34,13 @@ module vpu
   output logic                   busy_o
 );
 
+  `include "assert.svh"
+
   localparam int unsigned L = N * N;
+
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
+  // fn_i is an 8-bit field: an offered op must name a function of the ISA table
+  `ASSERT(FnDefined, valid_i |-> 32'(fn_i) < NUM_VPU_FN)
 
   // the longest latency of any function: the depth of the write-back queue
   function automatic int unsigned max_latency();
@@ -71,7 +77,7 @@ module vpu
     );
   end
 
-  // the fp lanes (vpu_fp_lane's function) as a loop that Verilator keeps a loop (unroll_disable):
+  // the fp lanes (fp32_pkg::lane) as a loop that Verilator keeps a loop (unroll_disable):
   // one C++ copy of the fp units instead of one per lane
   always_comb begin
     fp_lane_res = '0;
@@ -117,6 +123,9 @@ module vpu
 
   // slot lat is the one shifting into the issue slot lat-1 this cycle
   assign ready_o = (lat >= DEPTH) || !valid_q[lat];
+  // an issuing op's slot lat-1 is inside the queue and free once the queue has shifted
+  `ASSERT(IssueSlotInRange, valid_i |-> lat >= 1 && lat <= DEPTH)
+  `ASSERT(IssueSlotFree, valid_i && ready_o |-> lat == DEPTH || !valid_q[lat])
 
   logic issue;
   assign issue = valid_i && ready_o;
@@ -157,6 +166,14 @@ module vpu
       if (issue) data_q[lat-1] <= result;
     end
   end
+
+  // the queue relies on an empty slot holding zeros (it then need not shift)
+  `ASSERT(EmptySlotZero, !valid_q[0] |-> data_q[0] == '0)
+  `ASSERT(TopSlotShiftsInEmpty, !valid_q[DEPTH-1] |-> tag_q[DEPTH-1] == '0)
+  `ASSERT_KNOWN(ReadyKnown, ready_o)
+  `ASSERT_KNOWN(ValidKnown, valid_o)
+  `ASSERT_KNOWN(BusyKnown, busy_o)
+  `ASSERT(ResultKnown, valid_o |-> !$isunknown({tag_o, result_o}))
 
   assign valid_o  = valid_q[0];
   assign tag_o    = tag_q[0];

@@ -31,7 +31,11 @@ module vrf
   input  logic [N*N*32-1:0] wdata1_i,
   output logic              err_o
 );
+  `include "assert.svh"
+
   localparam int unsigned REGS = 16;
+
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
 
   logic [N*N*32-1:0] reg_q [REGS];
 
@@ -45,6 +49,13 @@ module vrf
       err_o <= we0_i && we1_i && waddr0_i == waddr1_i;
     end
   end
+
+  // known values after reset: the error flag, the write controls, the register a read selects
+  `ASSERT_KNOWN(ErrKnown, err_o)
+  `ASSERT_KNOWN(WriteEnablesKnown, {we0_i, we1_i})
+  `ASSERT(Write0AddrKnown, we0_i |-> !$isunknown(waddr0_i))
+  `ASSERT(Write1AddrKnown, we1_i |-> !$isunknown(waddr1_i))
+  `ASSERT_KNOWN(ReadDataKnown, {ra_data_o, rb_data_o, rc_data_o, rs_data_o})
 
   assign ra_data_o = reg_q[ra_addr_i];
   assign rb_data_o = reg_q[rb_addr_i];

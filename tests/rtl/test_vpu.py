@@ -20,3 +20,9 @@ def test_vpu_n16():
   kit.build_and_run("vpu", _sources(), "tinytpu.tb.vpu.tests", params={"N": 16, "TAG_W": 8},
                     testcase="VpuDirected,VpuRandom")
 
+
+def test_vpu_assertion_fires():
+  # an undefined function code offered to the VPU fires vpu.sv's FnDefined assertion: the test must
+  # fail, and the failure must quote the assertion
+  with pytest.raises(AssertionError, match=r"ASSERT FAILED FnDefined"):
+    kit.build_and_run("vpu", _sources(), "tinytpu.tb.vpu.assert_tests", params={"N": 4, "TAG_W": 8}, testcase="VpuUndefinedFn")
