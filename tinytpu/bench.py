@@ -17,7 +17,9 @@ import time
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from tinytpu import tools
+
+ROOT = tools.ROOT
 HISTORY = ROOT / "doc" / "benchmark_history.tsv"
 PLOT = ROOT / "doc" / "benchmark_history.png"
 # the reference project's published exec-cycle figures (benchmarks.md §3): name -> elems/cycle
@@ -195,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
   print(f"co-sim speed: {fmt(speed, ',.0f')} cycles/s   kernel overhead: {overhead:.1f} ms   golden: {gips:,.0f} instr/s")
   if args.json:
     pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
-  if not args.no_record:
+  if not args.no_record and tools.CLONE is None:
+    print("not a clone: the history (doc/benchmark_history.tsv) is not recorded")
+  elif not args.no_record:
     record(result)
   return 0
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 
@@ -51,8 +52,13 @@ def doctor(argv: list[str]) -> int:
     import shutil
     if not shutil.which(tool):
       print(f"{tool:10s} MISSING"); ok = False
+  missing = [p.name for p in tools.rtl_sources() + [tools.RTL / "sim" / "tinytpu_sim.cpp"] if not p.is_file()]
+  print(f"sources    {tools.RTL} ({'the clone' if tools.CLONE else 'package data'})" + (f"   ERROR: missing {', '.join(missing)}" if missing else ""))
+  ok &= not missing
   builds = sorted(p.name for p in tools.BUILD.glob("*") if p.is_dir()) if tools.BUILD.exists() else []
-  print(f"builds     {', '.join(builds) or 'none cached'} (under {tools.BUILD})")
+  how = "the clone's build/" if tools.CLONE and tools.BUILD == tools.CLONE / "build" else \
+    "TINYTPU_BUILD_DIR" if os.environ.get("TINYTPU_BUILD_DIR") else "per-user cache"
+  print(f"builds     {', '.join(builds) or 'none cached'} (under {tools.BUILD}, {how})")
   print("doctor: ok" if ok else "doctor: FAILED")
   return 0 if ok else 1
 
