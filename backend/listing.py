@@ -108,6 +108,9 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
   top = kv(kern)
   if int(top["N"]) != cfg.N:
     raise ValueError(f"TINYTPU kernel {kern[1]}: listing is for N={top['N']}, the backend core has N={cfg.N}")
+  if int(top["vmem_tiles"]) > cfg.VMEM_TILES:  # before the assembler finds an address past the end
+    raise RuntimeError(f"TINYTPU kernel {kern[1]}: needs {top['vmem_tiles']} VMEM tiles, the core has {cfg.VMEM_TILES} "
+                       "(every buffer of a kernel must fit in VMEM: no HBM/DMA yet)")
   bufs, written, var_regs, checks = [], [], [], []
   for m in meta:
     f = kv(m)

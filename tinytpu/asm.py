@@ -23,6 +23,9 @@ class AsmError(ValueError):
     self.line, self.why = line, why
     super().__init__(f"line {line}: {why}")
 
+  def __reduce__(self):  # picklable with its arguments: tinygrad's compile pool sends exceptions back
+    return AsmError, (self.line, self.why)
+
 
 _LABEL = re.compile(r"([A-Za-z_][\w.]*)\s*:(.*)")
 _NAME = re.compile(r"[A-Za-z_][\w.]*")

@@ -92,3 +92,21 @@ def test_folded_accumulator_is_refused():
   accumulator; reading it would return whatever the register held, so the lowering refuses."""
   with pytest.raises(NotImplementedError, match=r"TINYTPU cannot lower Ops.LOAD \(dtypes.uint\): it reads a register accumulator that no UOp"):
     (-Tensor(np.ones(2, np.uint32), device="TINYTPU")).max().numpy()
+
+
+def test_compile_errors_are_picklable():
+  # tinygrad compiles in a process pool: an exception that does not survive pickling hangs the pool
+  import pickle
+  from tinytpu.asm import AsmError
+  e = pickle.loads(pickle.dumps(AsmError(17, "vmem address 65536 out of range")))
+  assert isinstance(e, AsmError) and (e.line, str(e)) == (17, "line 17: vmem address 65536 out of range")
+
+
+def test_too_big_kernel_fails_through_the_compile_pool():
+  # the kernel's VMEM need is refused at compile time, in a pool worker; the error reaches the user
+  import subprocess
+  import sys
+  prog = "from tinygrad import Tensor\nprint(Tensor.ones(2**20, device='TINYTPU').bool().all().numpy())"
+  r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
+                     env={**__import__("os").environ, "PARALLEL": "2", "TINYTPU_SIM": "golden"})
+  assert r.returncode != 0 and "VMEM tiles, the core has" in r.stderr, r.stderr[-2000:]
