@@ -19,6 +19,7 @@ import base64
 import hashlib
 import os
 import pathlib
+import shutil
 import zipfile
 
 from setuptools import setup
@@ -46,6 +47,8 @@ PTH_TEXT = b"import _tinytpu_autoload\n"
 
 class BuildPyWithPth(build_py):
   def run(self):
+    if not self.editable_mode:  # a module removed from the sources must not linger in build/lib and so in the wheel
+      shutil.rmtree(self.build_lib, ignore_errors=True)
     super().run()
     if not self.editable_mode:
       pathlib.Path(self.build_lib, PTH_NAME).write_bytes(PTH_TEXT)
@@ -85,4 +88,5 @@ class EditableWheelWithPth(editable_wheel):
 setup(packages=code_packages() + list(DATA_ONLY), package_dir={"": "startup", **FOLDERS, "tinytpu.rtl": "rtl"},
       package_data={**{p: ["*.sv", "*.svh"] for p in code_packages() if p.startswith("tinytpu.tb")}, **DATA_ONLY},
       py_modules=["_tinytpu_autoload"],  # the start-up hook behind tinytpu_device.pth
+      options={"build": {"build_base": "build/setuptools"}},  # a wheel built in a clone: beside, not among, the co-sim builds
       cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})
