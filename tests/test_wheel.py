@@ -48,6 +48,9 @@ def env_outside(**extra) -> dict[str, str]:
 def wheel(tmp_path_factory) -> pathlib.Path:
   tmp = tmp_path_factory.mktemp("wheel")
   src = copy_sources(tmp / "src")
+  stale = src / "build" / "setuptools" / "lib" / "tinytpu" / "removed_module.py"  # what an earlier build left behind
+  stale.parent.mkdir(parents=True)
+  stale.write_text("")
   r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)],
                      capture_output=True, text=True, timeout=600, cwd=tmp)
   assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
@@ -87,6 +90,7 @@ def test_wheel_holds_the_design(wheel):
                "tinytpu/tb/kit/__init__.py", "_tinytpu_autoload.py", "tinytpu_device.pth"):
     assert must in names, must
   assert not [n for n in names if n.startswith(("tests/", "build/", "doc/")) or "__pycache__" in n]
+  assert "tinytpu/removed_module.py" not in names, "a stale build/lib file went into the wheel"
 
 
 WHERE = ("import json, tinytpu, tinytpu.tools as t, tinytpu.cosim as c; "
