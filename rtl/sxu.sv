@@ -1,12 +1,14 @@
 // SXU: the scalar unit of the TensorCore. Each cycle it reads the words at pc and pc + 1 from its
-// program memory, decodes and checks them (reserved bits, operand ranges, tile addresses, loop
-// stack) and either executes them here (scalar ALU, branches, loops, counters, VEXTRACT) or issues
-// them to the vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
+// program memory, decodes them with tinytpu_pkg::decode (generated from the ISA table: legality,
+// datapath, issue class, registers read and written, write-back source and latency, memory
+// address paths), checks them (reserved bits, operand ranges, tile addresses, loop stack) and
+// either executes them here (scalar ALU, branches, loops, counters, VEXTRACT) or issues them to
+// the vector datapath of the TensorCore (VRF, VMEM, PSUM, VPU, XLU, MXU).
 //
 // Dual issue (doc/core.md): slot 0 is the instruction at pc; slot 1 (pc + 1) issues in the same
-// cycle when slot 0 issues and the two are of different kinds among load (VLD), store (VST),
-// compute (VPU, XLU, VMOV, VZERO, VFILL, VSPLAT) and scalar (LI, SALU, SADDI, NOP), a VST + VLD
-// pair accesses two different tiles (the VLD must see the store; a VLD + VST of one tile reads the
+// cycle when slot 0 issues and the two are of different dual-issue classes (load, store, compute,
+// scalar: the ISA table's, doc/isa.md lists them; the decode gives them), a VST + VLD pair
+// accesses two different tiles (the VLD must see the store; a VLD + VST of one tile reads the
 // old data, as VMEM's read and write ports do in one cycle), slot 1 neither reads nor rewrites a
 // register slot 0 writes, neither is the innermost loop's last body word, pc + 1 is not the
 // program's last word, and slot 1 would issue now without a stall or a trap. Otherwise slot 1
@@ -41,12 +43,6 @@ module sxu
   parameter int unsigned VMEM_TILES = 1024,
   parameter int unsigned PSUM_TILES = 64,
   parameter int unsigned IMEM_WORDS = 4096,
-  // issue-to-write-back latency of each vector source (see the header)
-  parameter int unsigned VLD_LAT    = LAT_VLD,     // from the ISA table (tinytpu_pkg)
-  parameter int unsigned PLD_LAT    = LAT_PLD,
-  parameter int unsigned XLU_LAT    = LAT_XLU,
-  parameter int unsigned MOV_LAT    = LAT_VMOV,
-  parameter int unsigned GTH_LAT    = LAT_VGATHER,
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned LANE_W    = $clog2(N*N)
 ) (
@@ -92,7 +88,7 @@ module sxu
   // VRF write-backs booked for the end of this cycle: port 0 every producer but VLD, port 1 VLD
   output logic                      wb_valid_o,
   output logic [3:0]                wb_vd_o,
-  output logic [2:0]                wb_src_o,
+  output wb_e                       wb_src_o,
   output logic                      wl_valid_o,
   output logic [3:0]                wl_vd_o,
   // VEXTRACT reads lane [r][c] of vector register ra (the VRF's read port a); VGATHER/VSCATTER
@@ -106,84 +102,14 @@ module sxu
   input  logic                      mxu_busy_i     // the MXU streams an activation row
 );
 
-  // write-back sources (wb_src_o)
-  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_VLD = 3'd2, WB_PLD = 3'd3, WB_MOV = 3'd4,
-                         WB_GTH = 3'd5;
-  localparam int unsigned SLOTS = 16;  // > the longest latency
+  // issue-to-write-back latencies come from the decode (the ISA table); VLD's, which sizes the load
+  // table, is fixed by its datapath (tinytpu_pkg::LAT_VLD: VMEM's registered read)
+  localparam int unsigned VLD_LAT = LAT_VLD;
+  localparam int unsigned SLOTS = 16;  // > the longest latency (isa.check_table: at most 15)
   localparam int unsigned LSLOTS = VLD_LAT + 1;  // the load table: VLD's one latency
   localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
-  // an undefined opcode or function, a reserved bit set, or an operand out of range (both slots)
-  function automatic logic illegal_word(input logic [63:0] w);
-    logic [7:0]  o, f;
-    logic [31:0] im;
-    logic [15:0] hi, lo;
-    logic [63:0] m;
-    logic        bad;
-    o   = w[63:56];
-    f   = w[55:48];
-    im  = w[31:0];
-    hi  = w[31:16];
-    lo  = w[15:0];
-    m   = used_mask(o, f);
-    bad = (m == '0) || ((w & ~m) != '0);
-    unique case (o)
-      OP_VEXTRACT: bad |= (32'(hi) >= N) || (32'(lo) >= N);
-      OP_RDPERF:   bad |= im >= NUM_PERF;
-      OP_MMUL:     bad |= (f == 8'd0) || (w[35:32] > 4'd1);
-      OP_LOOP:     bad |= $signed(im) < 2;
-      OP_LOOPI:    bad |= $signed(lo) < 2;
-      OP_XLU: begin
-        if (f == XLU_BCOL || f == XLU_BROW) bad |= im >= N;
-        if (f == XLU_BSCALAR) bad |= (32'(hi) >= N) || (32'(lo) >= N);
-      end
-      default: ;
-    endcase
-    return bad;
-  endfunction
-
-  // the vector registers an instruction reads at issue (va, vb, vc; VSCATTER reads vs from rd),
-  // whether it writes vd, and that write's latency and source (both slots)
-  typedef struct packed {
-    logic       va, vb, vc, vd, wr;
-    logic [3:0] lat;
-    logic [2:0] src;
-  } vuse_t;
-
-  function automatic vuse_t vector_use(input logic [7:0] o, input logic [7:0] f, input logic [63:0] m);
-    vuse_t u;
-    logic  vpu, xlu, mov, gth, sct;
-    vpu   = o == OP_VPU;
-    xlu   = o == OP_XLU;
-    mov   = o inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
-    gth   = o == OP_VGATHER;
-    sct   = o == OP_VSCATTER;
-    u.va  = vpu | xlu | (o == OP_VMOV) | (o == OP_VEXTRACT) | gth | sct;
-    u.vb  = (vpu & m[RB_LSB]) | (xlu & (f == XLU_SHUF)) | (o == OP_VST) | (o == OP_PST);
-    u.vc  = (vpu & m[RC_LSB]) | sct;
-    u.vd  = sct;
-    u.wr  = vpu | xlu | (o == OP_VLD) | (o == OP_PLD) | mov | gth;
-    u.lat = 4'(MOV_LAT);
-    u.src = WB_MOV;
-    if (vpu) begin
-      u.lat = vpu_latency(vpu_fn_e'(f));
-      u.src = WB_VPU;
-    end else if (xlu) begin
-      u.lat = 4'(XLU_LAT);
-      u.src = WB_XLU;
-    end else if (o == OP_VLD) begin
-      u.lat = 4'(VLD_LAT);
-      u.src = WB_VLD;
-    end else if (o == OP_PLD) begin
-      u.lat = 4'(PLD_LAT);
-      u.src = WB_PLD;
-    end else if (gth) begin
-      u.lat = 4'(GTH_LAT);
-      u.src = WB_GTH;
-    end
-    return u;
-  endfunction
 
   // the scalar ALU (LI, SADDI, SALU): one per slot
   function automatic logic [31:0] salu(input logic [7:0] op, input logic [7:0] fn,
@@ -209,7 +135,7 @@ module sxu
   typedef struct packed {
     logic       valid;
     logic [3:0] vd;
-    logic [2:0] src;
+    wb_e        src;
   } wb_t;
 
   // ---------------------------------------------------------------------------------------------
@@ -235,107 +161,88 @@ module sxu
   logic signed [33:0]        own_v_lo_q, own_v_hi_q, own_p_lo_q, own_p_hi_q;
 
   // ---------------------------------------------------------------------------------------------
-  // decode
-  logic [63:0] word;
+  // decode: both slots through tinytpu_pkg::decode, generated from the ISA table (fields, legality
+  // for this N, datapath, issue class, registers read and written, write-back source and latency,
+  // address paths, counters); slot 0 is the word at pc, slot 1 the word at pc + 1
+  word_t       w0, w1;
+  dec_t        d0, d1;
   logic [7:0]  op, fn;
   logic [3:0]  rd, ra, rb, rc;
   logic [31:0] imm, sa, sb;
   logic [15:0] immhi, immlo;
 
-  assign word  = imem_q[pc_q];
-  assign op    = word[63:56];
-  assign fn    = word[55:48];
-  assign rd    = word[47:44];
-  assign ra    = word[43:40];
-  assign rb    = word[39:36];
-  assign rc    = word[35:32];
-  assign imm   = word[31:0];
-  assign immhi = word[31:16];
-  assign immlo = word[15:0];
+  assign w0    = word_t'(imem_q[pc_q]);
+  assign d0    = decode(w0, N);
+  assign op    = w0.op;
+  assign fn    = w0.fn;
+  assign rd    = w0.rd;
+  assign ra    = w0.ra;
+  assign rb    = w0.rb;
+  assign rc    = w0.rc;
+  assign imm   = w0.imm;
+  assign immhi = imm[IMMHI_LSB - IMM_LSB +: IMMHI_W];
+  assign immlo = imm[IMMLO_LSB - IMM_LSB +: IMMLO_W];
   assign sa    = sreg_q[ra];
   assign sb    = sreg_q[rb];
 
-  logic [63:0] mask;
-  logic        illegal;
-  assign mask    = used_mask(op, fn);
-  assign illegal = illegal_word(word);
-
-  // instruction classes
-  logic is_vpu, is_xlu, is_vld, is_vst, is_pld, is_pst, is_mov, is_mlw, is_mmul, is_gth, is_sct;
-  logic is_vec;
-  assign is_vpu  = op == OP_VPU;
-  assign is_xlu  = op == OP_XLU;
-  assign is_vld  = op == OP_VLD;
-  assign is_vst  = op == OP_VST;
-  assign is_pld  = op == OP_PLD;
-  assign is_pst  = op == OP_PST;
-  assign is_mov  = op inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
-  assign is_mlw  = op == OP_MLW;
-  assign is_mmul = op == OP_MMUL;
-  assign is_gth  = op == OP_VGATHER;
-  assign is_sct  = op == OP_VSCATTER;
-  assign is_vec  = is_vpu | is_xlu | is_vld | is_vst | is_pld | is_pst | is_mov | is_mlw | is_mmul |
-                   is_gth | is_sct;
+  // slot 0's datapath and memory operands
+  logic is_vld, is_vst, is_vpu, is_mxu, is_elem, is_span, ld_port;
+  assign is_vld  = d0.dp == DP_VLD;                  // on the load channel
+  assign is_vst  = d0.dp == DP_VST;                  // on the store channel
+  assign is_vpu  = d0.dp == DP_VPU;                  // waits for the VPU's ready
+  assign is_mxu  = d0.dp == DP_MXU;                  // waits for the MXU's ready, owns tiles
+  assign is_elem = d0.ve_rd || d0.ve_wr;             // element addresses (VGATHER/VSCATTER)
+  assign is_span = d0.mp_rd || d0.mp_wr || d0.mv_rd || d0.mv_wr;  // T-tile spans (MMUL)
+  assign ld_port = d0.wb == WB_VLD;                  // writes through VRF port 1
 
   // vector register operands read at issue and the register written
-  vuse_t      use0;
   logic       rd_va, rd_vb, rd_vc, rd_vd, wr_vd;
   logic [3:0] lat;
-  logic [2:0] src;
-  assign use0  = vector_use(op, fn, mask);
-  assign rd_va = use0.va;
-  assign rd_vb = use0.vb;
-  assign rd_vc = use0.vc;
-  assign rd_vd = use0.vd;
-  assign wr_vd = use0.wr;
-  assign lat   = use0.lat;
-  assign src   = use0.src;
+  wb_e        src;
+  assign rd_va = d0.rva;
+  assign rd_vb = d0.rvb;
+  assign rd_vc = d0.rvc;
+  assign rd_vd = d0.rvd;
+  assign wr_vd = d0.wvd;
+  assign lat   = d0.lat;
+  assign src   = d0.wb;
 
   // ---------------------------------------------------------------------------------------------
-  // slot 1: the word at pc + 1, decoded as far as a pairable instruction needs (issue_class)
+  // slot 1: the word at pc + 1 (only a pairable slot 1 issues, so some of its decode is unused)
   logic [IMEM_AW-1:0] pc1;
-  logic [63:0]        word1, mask1;
-  logic [7:0]         op1, fn1;
   logic [3:0]         rd1, ra1, rb1, rc1;
   logic [31:0]        imm1, sa1, sb1;
-  issue_e             k0, k1;  // pairing classes (tinytpu_pkg::issue_class, the ISA table)
+  issue_e             k0, k1;  // pairing classes
 
   assign pc1    = pc_q + 1'b1;
-  assign word1  = imem_q[pc1];
-  assign op1    = word1[63:56];
-  assign fn1    = word1[55:48];
-  assign rd1    = word1[47:44];
-  assign ra1    = word1[43:40];
-  assign rb1    = word1[39:36];
-  assign rc1    = word1[35:32];
-  assign imm1   = word1[31:0];
+  assign w1     = word_t'(imem_q[pc1]);
+  assign d1     = decode(w1, N);
+  assign rd1    = w1.rd;
+  assign ra1    = w1.ra;
+  assign rb1    = w1.rb;
+  assign rc1    = w1.rc;
+  assign imm1   = w1.imm;
   assign sa1    = sreg_q[ra1];
   assign sb1    = sreg_q[rb1];
-  assign mask1  = used_mask(op1, fn1);
-  assign k0     = issue_class(op);
-  assign k1     = issue_class(op1);
+  assign k0     = d0.issue;
+  assign k1     = d1.issue;
 
-  // (the same decode functions as slot 0: only a pairable slot 1 issues, so the rest is unused)
-  vuse_t      use1;
-  logic       is_vpu1, is_xlu1, is_vld1, is_vst1, is_mov1, illegal1;
+  logic       is_vld1, is_vpu1, ld_port1, illegal1;
   logic       rd_va1, rd_vb1, rd_vc1, wr_vd1, rd_sa1, rd_sb1;
   logic [3:0] lat1;
-  logic [2:0] src1;
-  assign is_vpu1  = op1 == OP_VPU;
-  assign is_xlu1  = op1 == OP_XLU;
-  assign is_vld1  = op1 == OP_VLD;
-  assign is_vst1  = op1 == OP_VST;
-  assign is_mov1  = op1 inside {OP_VMOV, OP_VZERO, OP_VFILL, OP_VSPLAT};
-  assign illegal1 = illegal_word(word1);
-  assign use1     = vector_use(op1, fn1, mask1);
-  assign rd_va1   = use1.va;
-  assign rd_vb1   = use1.vb;
-  assign rd_vc1   = use1.vc;
-  assign wr_vd1   = use1.wr;
-  assign lat1     = use1.lat;
-  assign src1     = use1.src;
-  assign rd_sa1   = op1 inside {OP_SALU, OP_SADDI, OP_VSPLAT, OP_VLD, OP_VST};
-  assign rd_sb1   = (op1 == OP_SALU) || (is_xlu1 && (fn1 == XLU_ROTS || fn1 == XLU_SROTS));
+  wb_e        src1;
+  assign is_vld1  = d1.dp == DP_VLD;
+  assign is_vpu1  = d1.dp == DP_VPU;
+  assign ld_port1 = d1.wb == WB_VLD;
+  assign illegal1 = d1.illegal;
+  assign rd_va1   = d1.rva;
+  assign rd_vb1   = d1.rvb;
+  assign rd_vc1   = d1.rvc;
+  assign wr_vd1   = d1.wvd;
+  assign lat1     = d1.lat;
+  assign src1     = d1.wb;
+  assign rd_sa1   = d1.rsa;
+  assign rd_sb1   = d1.rsb;
 
   // ---------------------------------------------------------------------------------------------
   // addresses and their checks (signed arithmetic on the full values: nothing wraps)
@@ -358,10 +265,10 @@ module sxu
     eoob        = '0;
     iss_eaddr_o = '0;
     // only for a gather/scatter (which also keeps the co-simulation from evaluating them always)
-    if (is_gth || is_sct) begin
+    if (is_elem) begin
       for (int l = 0; l < N*N; l++) begin
         eaddr[l] = ebase + 34'($signed(va_tile_i[l]));
-        eact[l]  = is_gth || (is_sct && vm_tile_i[l] != '0);
+        eact[l]  = d0.ve_rd || (d0.ve_wr && vm_tile_i[l] != '0);
         eoob[l]  = eact[l] && ($signed(eaddr[l]) < 0 || $signed(eaddr[l]) >= VE);
         iss_eaddr_o[l] = eaddr[l][31:0];
       end
@@ -372,15 +279,15 @@ module sxu
   logic signed [33:0] addr1;
   logic               vmem_oob1;
   assign addr1     = 34'($signed(sa1)) + 34'($signed(imm1));
-  assign vmem_oob1 = (is_vld1 || is_vst1) && (addr1 < 0 || addr1 >= VT);
+  assign vmem_oob1 = (d1.vt_rd || d1.vt_wr) && (addr1 < 0 || addr1 >= VT);
 
   always_comb begin
     vmem_oob = 1'b0;
     psum_oob = 1'b0;
-    if (is_vld || is_vst || is_mlw) vmem_oob = addr < 0 || addr >= VT;
-    if (is_gth || is_sct)           vmem_oob = eoob != '0;
-    if (is_pld || is_pst)           psum_oob = addr < 0 || addr >= PT;
-    if (is_mmul) begin
+    if (d0.vt_rd || d0.vt_wr) vmem_oob = addr < 0 || addr >= VT;
+    if (is_elem)              vmem_oob = eoob != '0;
+    if (d0.pt_rd || d0.pt_wr) psum_oob = addr < 0 || addr >= PT;
+    if (is_span) begin
       vmem_oob = maddr_a < 0 || maddr_a + t_cnt > VT;
       psum_oob = maddr_p < 0 || maddr_p + t_cnt > PT;
     end
@@ -490,7 +397,7 @@ module sxu
   // a scatter: the tile (element div N*N) of any active lane
   always_comb begin
     in_e = 1'b0;
-    if (is_sct && own_v_q) begin
+    if (d0.ve_wr && own_v_q) begin
       for (int l = 0; l < N*N; l++) begin
         if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo_q &&
             ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi_q) in_e = 1'b1;
@@ -502,11 +409,11 @@ module sxu
   assign bg_idle = mxu_idle_i && pending == '0;
   always_comb begin
     stall_raw   = (rd_va && unready[ra]) || (rd_vb && unready[rb]) || (rd_vc && unready[rc]) ||
-                  (rd_vd && unready[rd]) || (is_pld && in_p);
-    stall_waw   = (wr_vd && late_waw) || (is_vst && in_v) || (is_pst && in_p) || (is_sct && in_e);
-    stall_unit  = (wr_vd && (is_vld ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
+                  (rd_vd && unready[rd]) || (d0.pt_rd && in_p);
+    stall_waw   = (wr_vd && late_waw) || (d0.vt_wr && in_v) || (d0.pt_wr && in_p) || (d0.ve_wr && in_e);
+    stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
-                  ((is_mlw || is_mmul) && !mxu_ready_i);
+                  (is_mxu && !mxu_ready_i);
     stall_fence = op == OP_FENCE && !bg_idle;
     stall       = stall_raw || stall_waw || stall_unit || stall_fence;
   end
@@ -519,13 +426,13 @@ module sxu
 
   always_comb begin
     pre_code = TRAP_OK;
-    if (illegal)        pre_code = TRAP_ILLEGAL_INSTRUCTION;
+    if (d0.illegal)     pre_code = TRAP_ILLEGAL_INSTRUCTION;
     else if (vmem_oob)  pre_code = TRAP_VMEM_OUT_OF_RANGE;
     else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
     else if (loop_trap) pre_code = TRAP_LOOP_STACK;
   end
   // a gather/scatter checks its element addresses only once its vector operands are written
-  assign pre_trap = run && pre_code != TRAP_OK && !((is_gth || is_sct) && stall_raw);
+  assign pre_trap = run && pre_code != TRAP_OK && !(is_elem && stall_raw);
   assign fire     = run && !pre_trap && !stall;  // the instruction completes this cycle
   assign retire   = fire;
 
@@ -545,8 +452,8 @@ module sxu
                  (s_we && ((rd_sa1 && ra1 == rd) || (rd_sb1 && rb1 == rd))) ||
                  (is_vst && is_vld1 && addr1 == addr);
   assign stall1 = (rd_va1 && unready[ra1]) || (rd_vb1 && unready[rb1]) ||
-                  (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (is_vst1 && in_v1) ||
-                  (wr_vd1 && (is_vld1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
+                  (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (d1.vt_wr && in_v1) ||
+                  (wr_vd1 && (ld_port1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
                   (is_vpu1 && !vpu_ready_i);
   assign pair_ok = k0 != ISSUE_NONE && k1 != ISSUE_NONE && k0 != k1 && pc_s + 34'sd2 < 34'(len_q) &&
                    (depth_q == 0 || (pc_s != top_last && pc_s + 34'sd1 != top_last));
@@ -562,13 +469,13 @@ module sxu
   assign sel1 = (k0 == ISSUE_LOAD || k0 == ISSUE_STORE || k0 == ISSUE_SCALAR) && k1 == ISSUE_COMPUTE;
   assign ld1  = k1 == ISSUE_LOAD && k0 != ISSUE_LOAD && k0 != ISSUE_NONE;
   assign st1  = k1 == ISSUE_STORE && k0 != ISSUE_STORE && k0 != ISSUE_NONE;
-  assign dec_op_o = sel1 ? op1 : op;
-  assign dec_fn_o = sel1 ? fn1 : fn;
+  assign dec_op_o = sel1 ? w1.op : op;
+  assign dec_fn_o = sel1 ? w1.fn : fn;
   assign dec_rd_o = sel1 ? rd1 : rd;
   assign dec_ra_o = sel1 ? ra1 : ra;
   assign dec_rb_o = sel1 ? rb1 : rb;
   assign dec_rc_o = sel1 ? rc1 : rc;
-  assign dec_rs_o = is_vst ? rb : st1 ? rb1 : (op == OP_VSCATTER) ? rd : rb;
+  assign dec_rs_o = is_vst ? rb : st1 ? rb1 : d0.rvd ? rd : rb;
   assign a_sa     = sel1 ? sa1 : sa;
   assign a_sb     = sel1 ? sb1 : sb;
   assign a_imm    = sel1 ? imm1 : imm;
@@ -578,42 +485,31 @@ module sxu
   logic [31:0] s_res;
   logic [LANE_W-1:0] lane;
   assign lane = LANE_W'(32'(immhi) * N + 32'(immlo));
+  assign s_we = d0.wsd;
   always_comb begin
-    s_we  = 1'b0;
-    s_res = '0;
-    unique case (op)
-      OP_LI, OP_SADDI, OP_SALU: begin
-        s_we  = 1'b1;
-        s_res = salu(op, fn, sa, sb, imm);
-      end
-      OP_RDCYCLE: begin
-        s_we  = 1'b1;
-        s_res = cycles_q;
-      end
-      OP_RDPERF: begin
-        s_we  = 1'b1;
-        s_res = perf_q[imm[3:0]];
-      end
-      OP_VEXTRACT: begin
-        s_we  = 1'b1;
-        s_res = va_tile_i[lane];
-      end
-      default: ;
+    unique case (d0.dp)
+      DP_SALU:    s_res = salu(op, fn, sa, sb, imm);
+      DP_COUNTER: s_res = op == OP_RDCYCLE ? cycles_q : perf_q[imm[3:0]];
+      DP_EXTRACT: s_res = va_tile_i[lane];
+      default:    s_res = '0;
     endcase
   end
 
   // slot 1's scalar result (slot 0 is then a memory or compute op: one scalar write per cycle)
   logic        s_we1;
   logic [31:0] s_res1;
-  assign s_we1  = op1 inside {OP_LI, OP_SADDI, OP_SALU};
-  assign s_res1 = salu(op1, fn1, sa1, sb1, imm1);
+  assign s_we1  = d1.wsd;
+  assign s_res1 = salu(w1.op, w1.fn, sa1, sb1, imm1);
 
   // issue outputs
-  assign iss_valid_o  = sel1 ? pair : fire && is_vec && !is_vld && !is_vst;
-  logic a_rots;
-  assign a_rots       = dec_op_o == OP_XLU && (dec_fn_o == XLU_ROTS || dec_fn_o == XLU_SROTS);
-  assign iss_scalar_o = dec_op_o == OP_VSPLAT ? a_sa : a_rots ? a_sb : a_imm;
-  assign iss_addr_o   = is_mmul ? 32'(maddr_p) : 32'(addr);
+  assign iss_valid_o  = sel1 ? pair : fire && d0.vec && !is_vld && !is_vst;
+  // the scalar operand of channel A: a move's scalar register sa (VSPLAT), an XLU op's sb (a rotate
+  // amount), else the immediate (the decode's scalar reads)
+  logic a_mov_sa, a_xlu_sb;
+  assign a_mov_sa     = sel1 ? (d1.dp == DP_MOV && d1.rsa) : (d0.dp == DP_MOV && d0.rsa);
+  assign a_xlu_sb     = sel1 ? (d1.dp == DP_XLU && d1.rsb) : (d0.dp == DP_XLU && d0.rsb);
+  assign iss_scalar_o = a_mov_sa ? a_sa : a_xlu_sb ? a_sb : a_imm;
+  assign iss_addr_o   = is_span ? 32'(maddr_p) : 32'(addr);
   assign iss_addr2_o  = 32'(maddr_a);
   assign ld_valid_o   = (is_vld && fire) || (ld1 && pair);
   assign ld_addr_o    = is_vld ? 32'(addr) : 32'(addr1);
@@ -674,17 +570,17 @@ module sxu
       wb_q[SLOTS-1] <= '0;
       for (int k = 0; k < LSLOTS - 1; k++) wl_q[k] <= wl_q[k+1];
       wl_q[LSLOTS-1] <= '0;
-      if (fire && wr_vd && !is_vld) wb_q[lat - 4'd1] <= '{valid: 1'b1, vd: rd, src: src};
-      if (pair && wr_vd1 && !is_vld1) wb_q[lat1 - 4'd1] <= '{valid: 1'b1, vd: rd1, src: src1};
-      if ((fire && is_vld) || (pair && is_vld1))
-        wl_q[VLD_LAT - 1] <= '{valid: 1'b1, vd: is_vld ? rd : rd1, src: WB_VLD};
+      if (fire && wr_vd && !ld_port) wb_q[lat - 4'd1] <= '{valid: 1'b1, vd: rd, src: src};
+      if (pair && wr_vd1 && !ld_port1) wb_q[lat1 - 4'd1] <= '{valid: 1'b1, vd: rd1, src: src1};
+      if ((fire && wr_vd && ld_port) || (pair && wr_vd1 && ld_port1))
+        wl_q[VLD_LAT - 1] <= '{valid: 1'b1, vd: (wr_vd && ld_port) ? rd : rd1, src: WB_VLD};
     end
   end
 
   // MXU ownership ranges: reset when the MXU is idle, grown by every accepted command
   logic signed [33:0] mv_lo, mv_hi, mp_lo, mp_hi;
-  assign mv_lo = is_mmul ? maddr_a : addr;
-  assign mv_hi = is_mmul ? maddr_a + t_cnt - 34'sd1 : addr;
+  assign mv_lo = is_span ? maddr_a : addr;
+  assign mv_hi = is_span ? maddr_a + t_cnt - 34'sd1 : addr;
   assign mp_lo = maddr_p;
   assign mp_hi = maddr_p + t_cnt - 34'sd1;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -695,11 +591,11 @@ module sxu
       own_v_hi_q <= '0;
       own_p_lo_q <= '0;
       own_p_hi_q <= '0;
-    end else if (fire && (is_mlw || is_mmul)) begin
+    end else if (fire && is_mxu) begin
       own_v_q    <= 1'b1;
       own_v_lo_q <= (own_v_q && !mxu_idle_i && own_v_lo_q < mv_lo) ? own_v_lo_q : mv_lo;
       own_v_hi_q <= (own_v_q && !mxu_idle_i && own_v_hi_q > mv_hi) ? own_v_hi_q : mv_hi;
-      if (is_mmul) begin
+      if (is_span) begin
         own_p_q    <= 1'b1;
         own_p_lo_q <= (own_p_q && !mxu_idle_i && own_p_lo_q < mp_lo) ? own_p_lo_q : mp_lo;
         own_p_hi_q <= (own_p_q && !mxu_idle_i && own_p_hi_q > mp_hi) ? own_p_hi_q : mp_hi;
@@ -758,11 +654,9 @@ module sxu
           end else begin
             // a pair counts both instructions
             perf_q[PERF_RETIRED] <= perf_q[PERF_RETIRED] + (pair ? 32'd2 : 32'd1);
-            perf_q[PERF_VPU_OPS] <= perf_q[PERF_VPU_OPS] + 32'(is_vpu) + 32'(pair && is_vpu1);
-            perf_q[PERF_XLU_OPS] <= perf_q[PERF_XLU_OPS] + 32'(is_xlu) + 32'(pair && is_xlu1);
-            perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] +
-                32'(is_vld || is_vst || is_pld || is_pst || (is_mov && op != OP_VSPLAT)) +
-                32'(pair && (is_vld1 || is_vst1 || (is_mov1 && op1 != OP_VSPLAT)));
+            perf_q[PERF_VPU_OPS] <= perf_q[PERF_VPU_OPS] + 32'(d0.cnt_vpu) + 32'(pair && d1.cnt_vpu);
+            perf_q[PERF_XLU_OPS] <= perf_q[PERF_XLU_OPS] + 32'(d0.cnt_xlu) + 32'(pair && d1.cnt_xlu);
+            perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] + 32'(d0.cnt_mem) + 32'(pair && d1.cnt_mem);
             if (op == OP_HALT) begin
               // done at once when nothing lands after this cycle (this cycle's writes complete at its end)
               state_q <= (mxu_idle_i && unready == '0) ? S_DONE : S_DRAIN;
@@ -797,6 +691,8 @@ module sxu
   end
 
   logic unused;
-  assign unused = ^{back_edge, src, use1.vd};  // use1.vd: VSCATTER, which never pairs
+  // slot 1 pairs only as a load, store, compute or scalar op, which use none of these
+  assign unused = ^{back_edge, src, d1.vec, d1.rvd, d1.pt_rd, d1.pt_wr, d1.ve_rd, d1.ve_wr,
+                    d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr};
 
 endmodule

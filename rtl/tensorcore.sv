@@ -53,8 +53,6 @@ module tensorcore
   output logic [31:0]               cycles_o,
   output logic [NUM_PERF-1:0][31:0] perf_o
 );
-  localparam logic [2:0] WB_VPU = 3'd0, WB_XLU = 3'd1, WB_PLD = 3'd3, WB_GTH = 3'd5;
-
   logic vmem_init, psum_init, running;
 
   // ---------------------------------------------------------------------------------------------
@@ -67,7 +65,7 @@ module tensorcore
   logic [L-1:0]       iss_emask;
   logic               wb_valid;
   logic [3:0]         wb_vd;
-  logic [2:0]         wb_src;
+  wb_e                wb_src;   // write-back source (tinytpu_pkg::wb_e, from the ISA table)
   logic               ld_valid, st_valid, wl_valid;
   logic [31:0]        ld_addr, st_addr;
   logic [3:0]         wl_vd;
@@ -314,7 +312,7 @@ module tensorcore
       WB_VPU:  wb_data = vpu_res;
       WB_XLU:  wb_data = xlu_res;
       WB_PLD:  wb_data = psum_rd;
-      WB_GTH:  wb_data = gth_q;
+      WB_GATHER: wb_data = gth_q;
       default: wb_data = mov_q;
     endcase
   end
@@ -404,6 +402,5 @@ module tensorcore
   `ASSERT(NoCorePsumErr, running_q |-> !mem_errs[3] && !mem_errs[4])
   `ASSERT(NoMxuPsumErr, !mem_errs[5])
   `ASSERT(NoMxuCmdErr, !mxu_err)
-
 
 endmodule

@@ -232,18 +232,6 @@ package tinytpu_pkg;
     ISSUE_SCALAR = 3'd4
   } issue_e;
 
-  // Dual-issue class of an opcode (isa.ISSUE_CLASS_OF_OP): two instructions of different
-  // classes may issue together; ISSUE_NONE never pairs.
-  function automatic issue_e issue_class(input logic [7:0] op);
-    unique case (op)
-      OP_VLD: return ISSUE_LOAD;
-      OP_VST: return ISSUE_STORE;
-      OP_VSPLAT, OP_VMOV, OP_VZERO, OP_VFILL, OP_VPU, OP_XLU: return ISSUE_COMPUTE;
-      OP_NOP, OP_LI, OP_SALU, OP_SADDI: return ISSUE_SCALAR;
-      default: return ISSUE_NONE;
-    endcase
-  endfunction
-
   // Bits an instruction may set; any other set bit makes it illegal. 0 = undefined opcode.
   function automatic logic [WORD_BITS-1:0] used_mask(input logic [7:0] op, input logic [7:0] fn);
     logic [WORD_BITS-1:0] m;
@@ -429,13 +417,339 @@ package tinytpu_pkg;
     return m;
   endfunction
 
-  // Cycles from issue to result of the register-writing instructions outside the VPU (the
-  // table's latency column; every XLU function shares one latency).
-  localparam int unsigned LAT_VLD = 1;
-  localparam int unsigned LAT_PLD = 1;
-  localparam int unsigned LAT_VMOV = 1;
-  localparam int unsigned LAT_VGATHER = 2;
-  localparam int unsigned LAT_XLU = 1;
+  // Datapaths (isa.DATAPATHS): what executes an instruction.
+  typedef enum logic [3:0] {
+    DP_CTRL = 4'd0,  // issue control: no operation, HALT, FENCE
+    DP_SALU = 4'd1,  // the scalar ALU (one per issue slot)
+    DP_BRANCH = 4'd2,  // the next-pc logic: branches and jumps
+    DP_LOOP = 4'd3,  // the loop stack
+    DP_COUNTER = 4'd4,  // the cycle and performance counters
+    DP_EXTRACT = 4'd5,  // a lane of VRF read port a into a scalar register
+    DP_VLD = 4'd6,  // VMEM's core read port on the load channel (registered read), VRF write port 1
+    DP_VST = 4'd7,  // VMEM's core write port on the store channel
+    DP_PLD = 4'd8,  // PSUM's core read port (registered read)
+    DP_PST = 4'd9,  // PSUM's core write port
+    DP_MOV = 4'd10,  // the move register mov_q of tensorcore.sv
+    DP_VPU = 4'd11,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
+    DP_XLU = 4'd12,  // the XLU (one register stage, rtl/xlu.sv)
+    DP_GATHER = 4'd13,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+    DP_SCATTER = 4'd14,  // VMEM's write port in element mode
+    DP_MXU = 4'd15  // the MXU command register and queue
+  } dp_e;
+
+  // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
+  typedef enum logic [2:0] {
+    WB_VPU = 3'd0,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
+    WB_XLU = 3'd1,  // the XLU (one register stage, rtl/xlu.sv)
+    WB_VLD = 3'd2,  // VMEM's core read port on the load channel (registered read), VRF write port 1
+    WB_PLD = 3'd3,  // PSUM's core read port (registered read)
+    WB_MOV = 3'd4,  // the move register mov_q of tensorcore.sv
+    WB_GATHER = 3'd5  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+  } wb_e;
+
+  // Latencies the datapaths realise by their structure (isa.DATAPATHS), not parameters: the table
+  // must say the same (isa.check_table refuses anything else; change the RTL first).
+  localparam int unsigned LAT_VLD = 1;  // VMEM's core read port on the load channel (registered read), VRF write port 1
+  localparam int unsigned LAT_PLD = 1;  // PSUM's core read port (registered read)
+  localparam int unsigned LAT_MOV = 1;  // the move register mov_q of tensorcore.sv
+  localparam int unsigned LAT_XLU = 1;  // the XLU (one register stage, rtl/xlu.sv)
+  localparam int unsigned LAT_GATHER = 2;  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+
+  // The fields of an instruction word (isa.FIELDS); a word is a word_t.
+  typedef struct packed {
+    logic [7:0] op;
+    logic [7:0] fn;
+    logic [3:0] rd;
+    logic [3:0] ra;
+    logic [3:0] rb;
+    logic [3:0] rc;
+    logic [31:0] imm;
+  } word_t;
+  // immhi: w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]
+  // immlo: w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]
+
+  // The decoded properties of a word (both SXU issue slots).
+  typedef struct packed {
+    logic illegal;           // undefined op/fn, a reserved bit set or an operand out of range
+    logic vec;               // issued to the vector side (else the SXU executes it)
+    dp_e dp;                 // datapath (isa.DATAPATHS)
+    issue_e issue;           // dual-issue class
+    logic rva;               // reads vector register ra
+    logic rvb;               // reads vector register rb
+    logic rvc;               // reads vector register rc
+    logic rvd;               // reads vector register rd
+    logic rsa;               // reads scalar register ra
+    logic rsb;               // reads scalar register rb
+    logic wvd;               // writes vector register rd
+    logic wsd;               // writes scalar register rd
+    wb_e wb;                 // write-back source of the vector result
+    logic [3:0] lat;         // cycles from issue to write-back
+    logic vt_rd;             // reads a VMEM tile [sa + imm]
+    logic vt_wr;             // writes a VMEM tile [sa + imm]
+    logic pt_rd;             // reads a PSUM tile [sa + imm]
+    logic pt_wr;             // writes a PSUM tile [sa + imm]
+    logic ve_rd;             // reads VMEM elements sb + imm + va[l]
+    logic ve_wr;             // writes VMEM elements sb + imm + va[l]
+    logic mp_rd;             // reads PSUM tiles [sa + immhi] .. + T-1 (T in fn)
+    logic mp_wr;             // writes PSUM tiles [sa + immhi] .. + T-1 (T in fn)
+    logic mv_rd;             // reads VMEM tiles [sb + immlo] .. + T-1 (T in fn)
+    logic mv_wr;             // writes VMEM tiles [sb + immlo] .. + T-1 (T in fn)
+    logic cnt_vpu;           // counted in vpu_ops
+    logic cnt_xlu;           // counted in xlu_ops
+    logic cnt_mem;           // counted in mem_ops
+  } dec_t;
+
+  // Decode a word for a core with n x n tiles (operand ranges such as lane indices depend on n).
+  function automatic dec_t decode(input word_t w, input int unsigned n);
+    dec_t d;
+    logic [WORD_BITS-1:0] m;
+    d = '0;
+    d.lat = 4'd1;
+    m = used_mask(w.op, w.fn);
+    d.illegal = (m == '0) || ((w & ~m) != '0);
+    unique case (w.op)
+      OP_NOP: begin  // NOP
+        d.dp = DP_CTRL;
+        d.issue = ISSUE_SCALAR;
+      end
+      OP_HALT: begin  // HALT
+        d.dp = DP_CTRL;
+      end
+      OP_FENCE: begin  // FENCE
+        d.dp = DP_CTRL;
+      end
+      OP_LI: begin  // LI
+        d.dp = DP_SALU;
+        d.issue = ISSUE_SCALAR;
+        d.wsd = 1'b1;
+      end
+      OP_SALU: begin  // SALU functions
+        d.dp = DP_SALU;
+        d.issue = ISSUE_SCALAR;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.wsd = 1'b1;
+      end
+      OP_SADDI: begin  // SADDI
+        d.dp = DP_SALU;
+        d.issue = ISSUE_SCALAR;
+        d.rsa = 1'b1;
+        d.wsd = 1'b1;
+      end
+      OP_BRANCH: begin  // BEQ, BNE, BLT, BGE
+        d.dp = DP_BRANCH;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+      end
+      OP_JMP: begin  // JMP
+        d.dp = DP_BRANCH;
+      end
+      OP_LOOP: begin  // LOOP
+        d.dp = DP_LOOP;
+        d.rsa = 1'b1;
+        d.illegal |= $signed(w.imm) < 2;
+      end
+      OP_LOOPI: begin  // LOOPI
+        d.dp = DP_LOOP;
+        d.illegal |= $signed(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) < 2;
+      end
+      OP_LBREAK: begin  // LBREAK
+        d.dp = DP_LOOP;
+      end
+      OP_RDCYCLE: begin  // RDCYCLE
+        d.dp = DP_COUNTER;
+        d.wsd = 1'b1;
+      end
+      OP_RDPERF: begin  // RDPERF
+        d.dp = DP_COUNTER;
+        d.wsd = 1'b1;
+        d.illegal |= 32'(w.imm) > 32'd8;
+      end
+      OP_VSPLAT: begin  // VSPLAT
+        d.dp = DP_MOV;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.rsa = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_MOV;
+      end
+      OP_VEXTRACT: begin  // VEXTRACT
+        d.dp = DP_EXTRACT;
+        d.rva = 1'b1;
+        d.wsd = 1'b1;
+        d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) >= n || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) >= n;
+      end
+      OP_VLD: begin  // VLD
+        d.dp = DP_VLD;
+        d.vec = 1'b1;
+        d.issue = ISSUE_LOAD;
+        d.rsa = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_VLD;
+        d.vt_rd = 1'b1;
+        d.cnt_mem = 1'b1;
+      end
+      OP_VST: begin  // VST
+        d.dp = DP_VST;
+        d.vec = 1'b1;
+        d.issue = ISSUE_STORE;
+        d.rvb = 1'b1;
+        d.rsa = 1'b1;
+        d.vt_wr = 1'b1;
+        d.cnt_mem = 1'b1;
+      end
+      OP_PLD: begin  // PLD
+        d.dp = DP_PLD;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_PLD;
+        d.pt_rd = 1'b1;
+        d.cnt_mem = 1'b1;
+      end
+      OP_PST: begin  // PST
+        d.dp = DP_PST;
+        d.vec = 1'b1;
+        d.rvb = 1'b1;
+        d.rsa = 1'b1;
+        d.pt_wr = 1'b1;
+        d.cnt_mem = 1'b1;
+      end
+      OP_VMOV: begin  // VMOV
+        d.dp = DP_MOV;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.rva = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_MOV;
+        d.cnt_mem = 1'b1;
+      end
+      OP_VZERO: begin  // VZERO
+        d.dp = DP_MOV;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.wvd = 1'b1;
+        d.wb = WB_MOV;
+        d.cnt_mem = 1'b1;
+      end
+      OP_VFILL: begin  // VFILL
+        d.dp = DP_MOV;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.wvd = 1'b1;
+        d.wb = WB_MOV;
+        d.cnt_mem = 1'b1;
+      end
+      OP_VGATHER: begin  // VGATHER
+        d.dp = DP_GATHER;
+        d.vec = 1'b1;
+        d.rva = 1'b1;
+        d.rsb = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_GATHER;
+        d.lat = 4'd2;
+        d.ve_rd = 1'b1;
+      end
+      OP_VSCATTER: begin  // VSCATTER
+        d.dp = DP_SCATTER;
+        d.vec = 1'b1;
+        d.rva = 1'b1;
+        d.rvc = 1'b1;
+        d.rvd = 1'b1;
+        d.rsb = 1'b1;
+        d.ve_wr = 1'b1;
+      end
+      OP_VPU: begin  // VPU functions
+        d.dp = DP_VPU;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.rva = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_VPU;
+        d.cnt_vpu = 1'b1;
+        unique case (w.fn)
+          VPU_ADD, VPU_SUB, VPU_MUL, VPU_MAX, VPU_MIN, VPU_MAXU, VPU_MINU, VPU_SATADD, VPU_SATSUB, VPU_ABSDIFF, VPU_CMPLT, VPU_CMPLTU, VPU_CMPEQ, VPU_CMPNE, VPU_AND, VPU_OR, VPU_XOR, VPU_SHL, VPU_SHR, VPU_SRA, VPU_ROTL, VPU_ROTR, VPU_P8ADD, VPU_P8SUB, VPU_P8MAX, VPU_P8MIN, VPU_P8CMPLT, VPU_P8CMPEQ, VPU_P8MULLO, VPU_P8MULHI, VPU_P8ABSDIFF, VPU_FMAX, VPU_FMIN, VPU_FCMPLT, VPU_FCMPEQ, VPU_FCMPNE, VPU_IROTPAIR: begin
+            d.rvb = 1'b1;
+          end
+          VPU_CDIV, VPU_CMOD: begin
+            d.rvb = 1'b1;
+            d.lat = 4'd4;
+          end
+          VPU_FADD, VPU_FSUB, VPU_FMUL, VPU_FROTPAIR: begin
+            d.rvb = 1'b1;
+            d.lat = 4'd2;
+          end
+          VPU_FDIV: begin
+            d.rvb = 1'b1;
+            d.lat = 4'd6;
+          end
+          VPU_FRECIP, VPU_FSQRT, VPU_FSUM_TILE, VPU_FMAX_TILE, VPU_FMIN_TILE, VPU_FPROD_TILE: begin
+            d.lat = 4'd6;
+          end
+          VPU_I2F, VPU_U2F, VPU_F2I, VPU_FARGMAX_ROW, VPU_FARGMIN_ROW: begin
+            d.lat = 4'd2;
+          end
+          VPU_FEXP2, VPU_FLOG2, VPU_FSIN, VPU_FCOS: begin
+            d.lat = 4'd8;
+          end
+          VPU_SEL, VPU_MAC: begin
+            d.rvb = 1'b1;
+            d.rvc = 1'b1;
+          end
+          VPU_FMAC: begin
+            d.rvb = 1'b1;
+            d.rvc = 1'b1;
+            d.lat = 4'd2;
+          end
+          VPU_FSUM_ROW, VPU_FSUM_COL, VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FPROD_ROW, VPU_FPROD_COL: begin
+            d.lat = 4'd4;
+          end
+          default: ;
+        endcase
+      end
+      OP_XLU: begin  // XLU functions
+        d.dp = DP_XLU;
+        d.vec = 1'b1;
+        d.issue = ISSUE_COMPUTE;
+        d.rva = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_XLU;
+        d.cnt_xlu = 1'b1;
+        unique case (w.fn)
+          XLU_ROTS, XLU_SROTS: begin
+            d.rsb = 1'b1;
+          end
+          XLU_BCOL, XLU_BROW: begin
+            d.illegal |= 32'(w.imm) >= n;
+          end
+          XLU_BSCALAR: begin
+            d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) >= n || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) >= n;
+          end
+          XLU_SHUF: begin
+            d.rvb = 1'b1;
+          end
+          default: ;
+        endcase
+      end
+      OP_MLW: begin  // MLW
+        d.dp = DP_MXU;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.vt_rd = 1'b1;
+      end
+      OP_MMUL: begin  // MMUL
+        d.dp = DP_MXU;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.mp_wr = 1'b1;
+        d.mv_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1 || 32'(w.rc) > 32'd1;
+      end
+      default: ;
+    endcase
+    return d;
+  endfunction
 
   // Cycles from issue to result of every VPU function (1 = single-cycle).
   function automatic logic [3:0] vpu_latency(input vpu_fn_e fn);

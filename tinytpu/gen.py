@@ -4,11 +4,10 @@
 out of date (make test runs it, and so does tests/test_isa.py)."""
 from __future__ import annotations
 
-import importlib
 import pathlib
 import sys
 
-from tinytpu import isa
+from tinytpu import gen_decode, isa
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PKG_PATH = ROOT / "rtl" / "tinytpu_pkg.sv"
@@ -26,11 +25,8 @@ def _sv_enum(name: str, width: int, items: list[tuple[str, int]]) -> list[str]:
 
 def _extra_constants() -> list[tuple[str, int, object]]:
   """Constants other tables contribute (transcendental coefficients and look-up tables)."""
-  try:
-    mod = importlib.import_module("tinytpu.golden.transcendental")
-  except ModuleNotFoundError:
-    return []
-  return list(getattr(mod, "SV_CONSTANTS", []))
+  from tinytpu.golden import transcendental  # the golden model's tables: a missing module is an error
+  return list(transcendental.SV_CONSTANTS)
 
 
 def sv_package() -> str:
@@ -64,17 +60,6 @@ def sv_package() -> str:
   L.append("")
   L += _sv_enum("issue_e", 3, [("ISSUE_NONE", 0)] + [(f"ISSUE_{c.upper()}", k + 1) for k, c in enumerate(isa.ISSUE_CLASSES)])
   L.append("")
-  L.append("  // Dual-issue class of an opcode (isa.ISSUE_CLASS_OF_OP): two instructions of different")
-  L.append("  // classes may issue together; ISSUE_NONE never pairs.")
-  L.append("  function automatic issue_e issue_class(input logic [7:0] op);")
-  L.append("    unique case (op)")
-  for c in isa.ISSUE_CLASSES:
-    ops = sorted(op for op, k in isa.ISSUE_CLASS_OF_OP.items() if k == c)
-    L.append(f"      {', '.join(f'OP_{name}' for name, op in isa.OP.items() if op in ops)}: return ISSUE_{c.upper()};")
-  L.append("      default: return ISSUE_NONE;")
-  L.append("    endcase")
-  L.append("  endfunction")
-  L.append("")
   L.append("  // Bits an instruction may set; any other set bit makes it illegal. 0 = undefined opcode.")
   L.append("  function automatic logic [WORD_BITS-1:0] used_mask(input logic [7:0] op, input logic [7:0] fn);")
   L.append("    logic [WORD_BITS-1:0] m;")
@@ -98,13 +83,7 @@ def sv_package() -> str:
   L.append("    return m;")
   L.append("  endfunction")
   L.append("")
-  L.append("  // Cycles from issue to result of the register-writing instructions outside the VPU (the")
-  L.append("  // table's latency column; every XLU function shares one latency).")
-  for m in ("VLD", "PLD", "VMOV", "VGATHER"):
-    L.append(f"  localparam int unsigned LAT_{m} = {isa.BY_MNEMONIC[m].latency};")
-  xlu_lat = {i.latency for i in isa.INSTRS if i.unit == "xlu"}
-  assert len(xlu_lat) == 1, "the XLU pipeline has one latency for every function"
-  L.append(f"  localparam int unsigned LAT_XLU = {xlu_lat.pop()};")
+  L += gen_decode.sv_decode()
   L.append("")
   L.append("  // Cycles from issue to result of every VPU function (1 = single-cycle).")
   L.append("  function automatic logic [3:0] vpu_latency(input vpu_fn_e fn);")
@@ -232,6 +211,34 @@ instructions always issue alone. Results never depend on pairing.
 |---|---|---|
 {perf}
 
+## Adding an instruction
+
+The table `tinytpu/isa.py` is the one place an instruction is defined; nothing else lists
+instructions.
+
+1. Add it to `_build()` (a VPU or XLU function: a row of `_VPU` or `_XLU`): mnemonic, opcode (`OP`)
+   and function code, operands (kind `sreg`/`vreg`/`simm`/`uimm`/`target`/`mem`, field, range; role:
+   `out ` marks a written register or memory, a memory operand names its space `vmem`/`psum`/`elem`
+   and a tile count), unit, semantics, latency, traps, datapath (`isa.DATAPATHS`), dual-issue class
+   (`load`/`store`/`compute`/`scalar`, or none) and class counter (`vpu_ops`/`xlu_ops`/`mem_ops`).
+2. `make gen` writes its opcode or function code, its reserved-bit mask and its entry of
+   `decode()` into `rtl/tinytpu_pkg.sv` (legality with the operand ranges for N, datapath, issue
+   class, registers read and written, write-back source, latency, memory address paths, counters:
+   what both SXU issue slots use), and its row into this page. `isa.check_table` (at import, in
+   `make gen` and `gen --check`) refuses what the decode or the datapaths cannot do: a latency
+   other than the fixed one of its datapath (VLD, PLD, moves and the XLU 1, VGATHER 2: the
+   `LAT_*` localparams of the package), a register the SXU does not read or write there, a memory
+   operand without an SXU address path (`tinytpu/gen_decode.py`, `ADDR_PATHS`).
+3. Then, with no further edit: the assembler and disassembler, the golden decoder (`isa.decode`),
+   the SXU's legality checks, interlocks, pairing and counters, the backend's operand helpers,
+   register allocator and scheduler, the random generator's pairing and the profiler's counters
+   (`tests/test_isa_flow.py` adds a fake instruction to a copy of the table and follows it).
+4. What remains is its meaning: a golden function (`golden/intops.py`/`fpops.py` for a VPU
+   function, `golden/interp.py` for another datapath), its RTL (a function of `rtl/vpu.sv` or
+   `rtl/xlu.sv`; a new datapath also needs its unit in `rtl/tensorcore.sv` and a write-back source
+   in `isa.WB_SOURCES`), a lowering in `backend/` if tinygrad should use it and a family in
+   `tinytpu/randprog.py` if random programs should generate it.
+
 ## Instructions
 
 """
@@ -241,12 +248,14 @@ def _operand_doc(i: isa.Instr) -> str:
   out = []
   for o in i.operands:
     if o.kind == "mem":
-      out.append(f"`{o.name}`: base `{o.base}`, offset `{o.field}`")
+      out.append(f"`{o.name}`: base `{o.base}`, offset `{o.field}`, {o.space}" + (f" x `{o.span}` tiles" if o.span else ""))
     elif o.kind == "uimm":
       lo, hi = o.lo, o.hi if o.hi is not None else (1 << isa.FIELDS[o.field][1]) - 1
       out.append(f"`{o.name}`: `{o.field}` {lo}..{hi}")
     else:
       out.append(f"`{o.name}`: `{o.field}` ({o.kind})")
+    if o.write:
+      out[-1] += ", written"
   return "; ".join(out)
 
 

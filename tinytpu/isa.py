@@ -39,43 +39,98 @@ def field_mask(name: str) -> int:
 #   vreg    vector register v0..v15 in a 4-bit field
 #   simm    signed immediate (two's complement in the field)
 #   uimm    unsigned immediate, range lo..hi (hi may name a config limit: "N-1")
-#   target  PC-relative signed offset, written as a label or a number
-#   mem     `[sX + imm]`: base scalar register plus signed immediate (two fields)
+#   target  PC-relative signed offset, written as a label or a number (lo: a lower bound if not 0)
+#   mem     `[sX + imm]`: base scalar register plus signed immediate (two fields), addressing `space`:
+#           vmem (a VMEM tile), psum (a PSUM tile) or elem (VMEM elements sX + imm + va[l], one a lane);
+#           `span` names the operand giving the count of consecutive tiles (MMUL's T), else one tile
+# roles: every operand is read unless `write` (spec prefix `out `): the instruction writes the
+# register, or for a memory operand the memory (its base register is always read). The operand's
+# class (`cls`) is vector, scalar, memory or immediate.
+KIND_CLASS = {"sreg": "scalar", "vreg": "vector", "mem": "memory", "simm": "immediate", "uimm": "immediate", "target": "immediate"}
+MEM_SPACES = ("vmem", "psum", "elem")
+
+
 @dataclasses.dataclass(frozen=True)
 class Operand:
   name: str
   kind: str
   field: str                      # for mem: the immediate field; base register in `base`
   base: Optional[str] = None      # mem only: field holding the base scalar register
-  lo: int = 0                     # uimm only
+  lo: int = 0                     # uimm: the minimum; target: a lower bound when not 0
   hi: Optional[int | str] = None  # uimm only: None = field max, "N-1" = lane index
+  write: bool = False             # the instruction writes what the operand names (see roles above)
+  space: Optional[str] = None     # mem only: vmem, psum or elem
+  span: Optional[str] = None      # mem only: the operand counting the tiles (None: one tile)
 
   def fields(self) -> tuple[str, ...]:
     return (self.base, self.field) if self.kind == "mem" else (self.field,)
 
   @property
+  def cls(self) -> str:
+    return KIND_CLASS[self.kind]
+
+  @property
+  def role(self) -> str:
+    """`read vector`, `write scalar`, `read memory`, `read immediate`..."""
+    return f"{'write' if self.write else 'read'} {self.cls}"
+
+  @property
   def written(self) -> bool:
-    """The instruction writes this register operand (the destinations vd and sd); every other
-    register operand, and a memory operand's base register, is read."""
-    return self.name in ("vd", "sd")
+    """The instruction writes this register operand (its destination vd or sd)."""
+    return self.write and self.kind in ("sreg", "vreg")
 
 
 def _ops(spec: str) -> tuple[Operand, ...]:
-  """Compact operand spec: 'vd:vreg:rd, addr:mem:ra+imm, T:uimm:fn:1:255'."""
+  """Compact operand spec: 'out vd:vreg:rd, addr:mem:ra+imm:vmem, T:uimm:fn:1:255, dst:mem:ra+immhi:psum:T'
+  (`out `: a written operand; uimm name:uimm:field[:lo[:hi]]; target name:target:field[:lo];
+  mem name:mem:base+field:space[:span])."""
   out = []
   for part in filter(None, (p.strip() for p in spec.split(","))):
-    bits = part.split(":")
+    write = part.startswith("out ")
+    bits = part.removeprefix("out ").split(":")
     name, kind = bits[0], bits[1]
     if kind == "mem":
       base, fld = bits[2].split("+")
-      out.append(Operand(name, kind, fld, base=base))
+      out.append(Operand(name, kind, fld, base=base, write=write, space=bits[3], span=bits[4] if len(bits) > 4 else None))
     elif kind == "uimm":
       lo = int(bits[3]) if len(bits) > 3 else 0
       hi = bits[4] if len(bits) > 4 else None
-      out.append(Operand(name, kind, bits[2], lo=lo, hi=(hi if hi is None or not hi.lstrip("-").isdigit() else int(hi))))
+      out.append(Operand(name, kind, bits[2], lo=lo, hi=(hi if hi is None or not hi.lstrip("-").isdigit() else int(hi)), write=write))
+    elif kind == "target":
+      out.append(Operand(name, kind, bits[2], lo=int(bits[3]) if len(bits) > 3 else 0, write=write))
     else:
-      out.append(Operand(name, kind, bits[2]))
+      out.append(Operand(name, kind, bits[2], write=write))
   return tuple(out)
+
+
+# Datapaths: what executes an instruction, name -> (in the SXU, fixed latency, what). The SXU
+# executes its own (no vector issue); the others are issued to the TensorCore's vector side
+# (rtl/tensorcore.sv). `fixed latency`: the issue-to-write-back latency that the datapath's
+# structure realises (a register stage in tensorcore.sv, a memory's registered read), which the
+# table's latency column must then say (check_table refuses anything else: change the RTL first);
+# None where the datapath follows the table (the VPU delays each result to vpu_latency(fn)) or
+# writes no vector register.
+DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
+  "ctrl": (True, None, "issue control: no operation, HALT, FENCE"),
+  "salu": (True, None, "the scalar ALU (one per issue slot)"),
+  "branch": (True, None, "the next-pc logic: branches and jumps"),
+  "loop": (True, None, "the loop stack"),
+  "counter": (True, None, "the cycle and performance counters"),
+  "extract": (True, None, "a lane of VRF read port a into a scalar register"),
+  "vld": (False, 1, "VMEM's core read port on the load channel (registered read), VRF write port 1"),
+  "vst": (False, None, "VMEM's core write port on the store channel"),
+  "pld": (False, 1, "PSUM's core read port (registered read)"),
+  "pst": (False, None, "PSUM's core write port"),
+  "mov": (False, 1, "the move register mov_q of tensorcore.sv"),
+  "vpu": (False, None, "the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))"),
+  "xlu": (False, 1, "the XLU (one register stage, rtl/xlu.sv)"),
+  "gather": (False, 2, "VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv"),
+  "scatter": (False, None, "VMEM's write port in element mode"),
+  "mxu": (False, None, "the MXU command register and queue"),
+}
+# the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
+# others through port 0 selected by this code
+WB_SOURCES = ("vpu", "xlu", "vld", "pld", "mov", "gather")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +144,9 @@ class Instr:
   latency: int = 1         # cycles from issue to result (VPU/XLU); documented for the others
   group: str = ""
   traps: str = ""
+  datapath: str = "ctrl"   # a DATAPATHS name
+  issue: str = ""          # dual-issue class (ISSUE_CLASSES), "" = never pairs
+  perf: str = ""           # the class counter of PERF_COUNTERS it counts in (vpu_ops, xlu_ops, mem_ops)
 
   @property
   def used_mask(self) -> int:
@@ -113,6 +171,28 @@ class Instr:
     for o in self.operands:
       parts.append(f"[s{o.base[-1]} + {o.field}]" if o.kind == "mem" else o.name)
     return self.mnemonic + (" " + ", ".join(parts) if parts else "")
+
+  # register use by field, from the operand roles (what the SXU's interlocks and the backend need)
+  def reg_fields(self, kind: str, write: bool) -> tuple[str, ...]:
+    """Fields of the registers of `kind` (sreg, vreg) the instruction writes (write) or reads
+    (a memory operand's base register is a read scalar register)."""
+    out = [o.field for o in self.operands if o.kind == kind and o.write == write]
+    if kind == "sreg" and not write:
+      out += [o.base for o in self.operands if o.kind == "mem"]
+    return tuple(out)
+
+  @property
+  def wb(self) -> Optional[str]:
+    """The VRF write-back source of its result (a WB_SOURCES name), None if it writes no vector register."""
+    return self.datapath if self.reg_fields("vreg", True) else None
+
+  @property
+  def mems(self) -> tuple[Operand, ...]:
+    return tuple(o for o in self.operands if o.kind == "mem")
+
+  @property
+  def in_sxu(self) -> bool:
+    return DATAPATHS[self.datapath][0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,76 +360,112 @@ def _build() -> list[Instr]:
   t: list[Instr] = []
   add = lambda *a, **k: t.append(Instr(*a, **k))
   g = "scalar and control"
-  add("NOP", OP["NOP"], None, (), "sxu", "no operation", group=g)
+  salu = dict(datapath="salu", issue="scalar")
+  mov = dict(datapath="mov", issue="compute", perf="mem_ops")
+  add("NOP", OP["NOP"], None, (), "sxu", "no operation", group=g, issue="scalar")
   add("HALT", OP["HALT"], None, (), "sxu", "wait for every background unit, then stop with status ok", group=g)
   add("FENCE", OP["FENCE"], None, (), "sxu", "wait until every background unit is idle (timing only)", group=g)
-  add("LI", OP["LI"], None, _ops("sd:sreg:rd, imm:simm:imm"), "sxu", "sd = imm32", group=g)
+  add("LI", OP["LI"], None, _ops("out sd:sreg:rd, imm:simm:imm"), "sxu", "sd = imm32", group=g, **salu)
   for i, (m, sem) in enumerate([
       ("SADD", "sd = sa + sb"), ("SSUB", "sd = sa - sb"), ("SMUL", "sd = low 32 bits of sa * sb"),
       ("SAND", "sd = sa & sb"), ("SOR", "sd = sa | sb"), ("SXOR", "sd = sa ^ sb"),
       ("SSHL", "sd = sa << (sb & 31)"), ("SSHR", "sd = sa >> (sb & 31), logical"),
       ("SSRA", "sd = sa >> (sb & 31), arithmetic"), ("SSLT", "sd = 1 if sa < sb (signed) else 0"),
       ("SSLTU", "sd = 1 if sa < sb (unsigned) else 0")]):
-    add(m, OP["SALU"], i, _ops("sd:sreg:rd, sa:sreg:ra, sb:sreg:rb"), "sxu", sem + " (int32 wrap)", group=g)
-  add("SADDI", OP["SADDI"], None, _ops("sd:sreg:rd, sa:sreg:ra, imm:simm:imm"), "sxu", "sd = sa + imm32", group=g)
+    add(m, OP["SALU"], i, _ops("out sd:sreg:rd, sa:sreg:ra, sb:sreg:rb"), "sxu", sem + " (int32 wrap)", group=g, **salu)
+  add("SADDI", OP["SADDI"], None, _ops("out sd:sreg:rd, sa:sreg:ra, imm:simm:imm"), "sxu", "sd = sa + imm32", group=g, **salu)
   for i, (m, cond) in enumerate([("BEQ", "sa == sb"), ("BNE", "sa != sb"), ("BLT", "sa < sb (signed)"), ("BGE", "sa >= sb (signed)")]):
     add(m, OP["BRANCH"], i, _ops("sa:sreg:ra, sb:sreg:rb, target:target:imm"), "sxu",
-        f"if {cond}: pc = pc + target", group=g, traps="imem_out_of_range if the next pc is outside the program")
-  add("JMP", OP["JMP"], None, _ops("target:target:imm"), "sxu", "pc = pc + target", group=g,
+        f"if {cond}: pc = pc + target", group=g, datapath="branch", traps="imem_out_of_range if the next pc is outside the program")
+  add("JMP", OP["JMP"], None, _ops("target:target:imm"), "sxu", "pc = pc + target", group=g, datapath="branch",
       traps="imem_out_of_range if the next pc is outside the program")
   loop_sem = ("push a loop whose body is pc+1 .. pc+end-1 and which runs `count` times; count = 0 (or negative, "
               "for LOOP) skips to pc+end. After the last body instruction completes without redirecting the pc, "
               "the body restarts while iterations remain, else the loop is popped. A nested loop must end strictly "
               "before the loop around it.")
-  add("LOOP", OP["LOOP"], None, _ops("count:sreg:ra, end:target:imm"), "sxu", loop_sem + " count = sa (signed).", group=g,
+  add("LOOP", OP["LOOP"], None, _ops("count:sreg:ra, end:target:imm:2"), "sxu", loop_sem + " count = sa (signed).", group=g, datapath="loop",
       traps="illegal_instruction if end < 2; loop_stack if 4 loops are active or the body does not end strictly inside the enclosing loop")
-  add("LOOPI", OP["LOOPI"], None, _ops("count:uimm:immhi, end:target:immlo"), "sxu", loop_sem + " count = 16-bit unsigned immediate.", group=g,
+  add("LOOPI", OP["LOOPI"], None, _ops("count:uimm:immhi, end:target:immlo:2"), "sxu", loop_sem + " count = 16-bit unsigned immediate.", group=g, datapath="loop",
       traps="illegal_instruction if end < 2; loop_stack if 4 loops are active or the body does not end strictly inside the enclosing loop")
-  add("LBREAK", OP["LBREAK"], None, (), "sxu", "pop the innermost loop and continue after its body", group=g,
+  add("LBREAK", OP["LBREAK"], None, (), "sxu", "pop the innermost loop and continue after its body", group=g, datapath="loop",
       traps="loop_stack if no loop is active")
-  add("RDCYCLE", OP["RDCYCLE"], None, _ops("sd:sreg:rd"), "sxu", "sd = cycles since start (timing: the golden model gives the count of instructions retired before it)", group=g)
-  add("RDPERF", OP["RDPERF"], None, _ops(f"sd:sreg:rd, counter:uimm:imm:0:{len(PERF_COUNTERS) - 1}"), "sxu",
-      "sd = performance counter `counter` (see the counter table; timing-dependent except `retired`)", group=g)
-  add("VSPLAT", OP["VSPLAT"], None, _ops("vd:vreg:rd, sa:sreg:ra"), "vpu", "every lane of vd = sa", group=g)
-  add("VEXTRACT", OP["VEXTRACT"], None, _ops("sd:sreg:rd, va:vreg:ra, r:uimm:immhi:0:N-1, c:uimm:immlo:0:N-1"), "sxu",
-      "sd = va[r][c]", group=g)
+  add("RDCYCLE", OP["RDCYCLE"], None, _ops("out sd:sreg:rd"), "sxu", "sd = cycles since start (timing: the golden model gives the count of instructions retired before it)", group=g,
+      datapath="counter")
+  add("RDPERF", OP["RDPERF"], None, _ops(f"out sd:sreg:rd, counter:uimm:imm:0:{len(PERF_COUNTERS) - 1}"), "sxu",
+      "sd = performance counter `counter` (see the counter table; timing-dependent except `retired`)", group=g, datapath="counter")
+  add("VSPLAT", OP["VSPLAT"], None, _ops("out vd:vreg:rd, sa:sreg:ra"), "vpu", "every lane of vd = sa", group=g, datapath="mov", issue="compute")
+  add("VEXTRACT", OP["VEXTRACT"], None, _ops("out sd:sreg:rd, va:vreg:ra, r:uimm:immhi:0:N-1, c:uimm:immlo:0:N-1"), "sxu",
+      "sd = va[r][c]", group=g, datapath="extract")
   g = "vector memory and registers"
-  add("VLD", OP["VLD"], None, _ops("vd:vreg:rd, addr:mem:ra+imm"), "vmem", "vd = VMEM[sa + imm]", group=g, traps=_MEM_TRAP_V)
-  add("VST", OP["VST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "VMEM[sa + imm] = vs", group=g, traps=_MEM_TRAP_V)
-  add("PLD", OP["PLD"], None, _ops("vd:vreg:rd, addr:mem:ra+imm"), "vmem", "vd = PSUM[sa + imm]", group=g, traps=_MEM_TRAP_P)
-  add("PST", OP["PST"], None, _ops("vs:vreg:rb, addr:mem:ra+imm"), "vmem", "PSUM[sa + imm] = vs", group=g, traps=_MEM_TRAP_P)
+  add("VLD", OP["VLD"], None, _ops("out vd:vreg:rd, addr:mem:ra+imm:vmem"), "vmem", "vd = VMEM[sa + imm]", group=g, traps=_MEM_TRAP_V,
+      datapath="vld", issue="load", perf="mem_ops")
+  add("VST", OP["VST"], None, _ops("vs:vreg:rb, out addr:mem:ra+imm:vmem"), "vmem", "VMEM[sa + imm] = vs", group=g, traps=_MEM_TRAP_V,
+      datapath="vst", issue="store", perf="mem_ops")
+  add("PLD", OP["PLD"], None, _ops("out vd:vreg:rd, addr:mem:ra+imm:psum"), "vmem", "vd = PSUM[sa + imm]", group=g, traps=_MEM_TRAP_P,
+      datapath="pld", perf="mem_ops")
+  add("PST", OP["PST"], None, _ops("vs:vreg:rb, out addr:mem:ra+imm:psum"), "vmem", "PSUM[sa + imm] = vs", group=g, traps=_MEM_TRAP_P,
+      datapath="pst", perf="mem_ops")
   elem = ("VMEM element e is lane e mod N*N of tile e div N*N; element addresses are sb + imm + va[l] "
           "with va[l] a signed int32")
-  add("VGATHER", OP["VGATHER"], None, _ops("vd:vreg:rd, va:vreg:ra, addr:mem:rb+imm"), "vmem",
-      f"vd[l] = VMEM element (sb + imm + va[l]) for every lane l ({elem})", latency=2, group=g,
+  add("VGATHER", OP["VGATHER"], None, _ops("out vd:vreg:rd, va:vreg:ra, addr:mem:rb+imm:elem"), "vmem",
+      f"vd[l] = VMEM element (sb + imm + va[l]) for every lane l ({elem})", latency=2, group=g, datapath="gather",
       traps="vmem_out_of_range if any lane's element address is outside [0, VMEM_TILES*N*N)")
-  add("VSCATTER", OP["VSCATTER"], None, _ops("vs:vreg:rd, va:vreg:ra, vm:vreg:rc, addr:mem:rb+imm"), "vmem",
+  add("VSCATTER", OP["VSCATTER"], None, _ops("vs:vreg:rd, va:vreg:ra, vm:vreg:rc, out addr:mem:rb+imm:elem"), "vmem",
       f"for every lane l with vm[l] != 0, in increasing l (a later lane wins): VMEM element (sb + imm + va[l]) = vs[l] ({elem})",
-      group=g, traps="vmem_out_of_range if any active lane's element address is outside [0, VMEM_TILES*N*N); then no lane is written")
-  add("VMOV", OP["VMOV"], None, _ops("vd:vreg:rd, va:vreg:ra"), "vpu", "vd = va", group=g)
-  add("VZERO", OP["VZERO"], None, _ops("vd:vreg:rd"), "vpu", "every lane of vd = 0", group=g)
-  add("VFILL", OP["VFILL"], None, _ops("vd:vreg:rd, imm:simm:imm"), "vpu", "every lane of vd = imm32 (an int or fp32 bits)", group=g)
+      group=g, datapath="scatter", traps="vmem_out_of_range if any active lane's element address is outside [0, VMEM_TILES*N*N); then no lane is written")
+  add("VMOV", OP["VMOV"], None, _ops("out vd:vreg:rd, va:vreg:ra"), "vpu", "vd = va", group=g, **mov)
+  add("VZERO", OP["VZERO"], None, _ops("out vd:vreg:rd"), "vpu", "every lane of vd = 0", group=g, **mov)
+  add("VFILL", OP["VFILL"], None, _ops("out vd:vreg:rd, imm:simm:imm"), "vpu", "every lane of vd = imm32 (an int or fp32 bits)", group=g, **mov)
   for i, (name, arity, lat, grp, sem) in enumerate(_VPU):
-    spec = {1: "vd:vreg:rd, va:vreg:ra", 2: "vd:vreg:rd, va:vreg:ra, vb:vreg:rb"}.get(arity)
+    spec = {1: "out vd:vreg:rd, va:vreg:ra", 2: "out vd:vreg:rd, va:vreg:ra, vb:vreg:rb"}.get(arity)
     if name == "SEL":
-      spec = "vd:vreg:rd, vc:vreg:rc, va:vreg:ra, vb:vreg:rb"
+      spec = "out vd:vreg:rd, vc:vreg:rc, va:vreg:ra, vb:vreg:rb"
     elif arity == 3:
-      spec = "vd:vreg:rd, va:vreg:ra, vb:vreg:rb, vc:vreg:rc"
-    add("V" + name, OP["VPU"], i, _ops(spec), "vpu", sem, latency=lat, group="VPU: " + grp)
+      spec = "out vd:vreg:rd, va:vreg:ra, vb:vreg:rb, vc:vreg:rc"
+    add("V" + name, OP["VPU"], i, _ops(spec), "vpu", sem, latency=lat, group="VPU: " + grp, datapath="vpu", issue="compute", perf="vpu_ops")
   for i, (name, spec, sem) in enumerate(_XLU):
-    add(name, OP["XLU"], i, _ops(spec), "xlu", sem, group="XLU")
-  add("MLW", OP["MLW"], None, _ops("addr:mem:ra+imm"), "mxu",
-      "W = low 8 bits (int8) of every lane of VMEM[sa + imm]; every later MMUL uses W", group="MXU", traps=_MEM_TRAP_V)
-  add("MMUL", OP["MMUL"], None, _ops("dst:mem:ra+immhi, src:mem:rb+immlo, T:uimm:fn:1:255, acc:uimm:rc:0:1"), "mxu",
+    add(name, OP["XLU"], i, _ops("out " + spec), "xlu", sem, group="XLU", datapath="xlu", issue="compute", perf="xlu_ops")
+  add("MLW", OP["MLW"], None, _ops("addr:mem:ra+imm:vmem"), "mxu",
+      "W = low 8 bits (int8) of every lane of VMEM[sa + imm]; every later MMUL uses W", group="MXU", traps=_MEM_TRAP_V,
+      datapath="mxu")
+  add("MMUL", OP["MMUL"], None, _ops("out dst:mem:ra+immhi:psum:T, src:mem:rb+immlo:vmem:T, T:uimm:fn:1:255, acc:uimm:rc:0:1"), "mxu",
       "for t < T, r < N, n < N: PSUM[p+t][r][n] (= if acc=0, += if acc=1) sum_k int8(VMEM[a+t][r][k]) * W[k][n], int32 wrap; "
-      "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU",
+      "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU", datapath="mxu",
       traps="vmem_out_of_range if a tile a..a+T-1 is outside VMEM; psum_out_of_range if p..p+T-1 is outside PSUM")
   return t
 
 
+ISSUE_CLASSES = ("load", "store", "compute", "scalar")
+PERF_CLASSES = ("vpu_ops", "xlu_ops", "mem_ops")
+
+
+def tables(instrs: list[Instr]) -> dict[str, object]:
+  """The lookups derived from an instruction list, by module attribute name (a test gives a copy of
+  the table with an extra instruction its own: tests/test_isa_flow.py).
+  - ISSUE_CLASS: dual-issue class by mnemonic (doc/core.md): the instruction at pc + 1 may issue
+    with the one at pc when their classes differ (and the other rules hold); an instruction of no
+    class (Instr.issue "") never pairs. The SXU reads the class from the generated decode.
+  - PERF_COUNTED: the instructions each class counter of PERF_COUNTERS counts (Instr.perf).
+  - HW_LOOPS: the instructions that push a hardware loop (a loop-stack instruction with a body end)."""
+  return {
+    "INSTRS": instrs,
+    "BY_MNEMONIC": {i.mnemonic: i for i in instrs},
+    "BY_CODE": {(i.op, i.fn): i for i in instrs},
+    "OPS_WITH_FN": sorted({i.op for i in instrs if i.fn is not None}),
+    "ISSUE_CLASS": {i.mnemonic: i.issue for i in instrs if i.issue},
+    "PERF_COUNTED": {c: frozenset(i.mnemonic for i in instrs if i.perf == c) for c in PERF_CLASSES},
+    "HW_LOOPS": tuple(i.mnemonic for i in instrs if i.datapath == "loop" and any(o.kind == "target" for o in i.operands)),
+  }
+
+
 INSTRS: list[Instr] = _build()
-BY_MNEMONIC: dict[str, Instr] = {i.mnemonic: i for i in INSTRS}
-BY_CODE: dict[tuple[int, Optional[int]], Instr] = {(i.op, i.fn): i for i in INSTRS}
+_T = tables(INSTRS)
+BY_MNEMONIC: dict[str, Instr] = _T["BY_MNEMONIC"]
+BY_CODE: dict[tuple[int, Optional[int]], Instr] = _T["BY_CODE"]
+OPS_WITH_FN: list[int] = _T["OPS_WITH_FN"]
+ISSUE_CLASS: dict[str, str] = _T["ISSUE_CLASS"]
+PERF_COUNTED: dict[str, frozenset[str]] = _T["PERF_COUNTED"]
+HW_LOOPS: tuple[str, ...] = _T["HW_LOOPS"]
 VPU_FNS: dict[str, int] = {name: i for i, (name, *_rest) in enumerate(_VPU)}
 VPU_ARITY: dict[str, int] = {name: a for name, a, *_r in _VPU}
 VPU_LATENCY: dict[str, int] = {name: lat for name, _a, lat, *_r in _VPU}
@@ -359,35 +475,55 @@ VPU_CLASSES = ("int_lane", "int_tile", "fp_lane", "fp_tile")
 VPU_CLASS: dict[str, str] = {name: ("fp_" if name[0] == "F" or grp == "conversions" else "int_") +
                              ("tile" if grp in ("reductions", "pair rotate") else "lane") for name, _a, _l, grp, _s in _VPU}
 XLU_FNS: dict[str, int] = {name: i for i, (name, *_r) in enumerate(_XLU)}
-OPS_WITH_FN = sorted({i.op for i in INSTRS if i.fn is not None})
-
-# dual-issue classes (doc/core.md): the instruction at pc + 1 may issue with the one at pc when
-# their classes differ (and the other rules hold); an instruction of no class never pairs. One
-# class per opcode, so the SXU decides from the op field alone (tinytpu_pkg::issue_class).
-ISSUE_CLASSES = ("load", "store", "compute", "scalar")
-ISSUE_CLASS_OF_OP: dict[int, str] = {
-  OP["VLD"]: "load", OP["VST"]: "store",
-  **{OP[m]: "compute" for m in ("VPU", "XLU", "VMOV", "VZERO", "VFILL", "VSPLAT")},
-  **{OP[m]: "scalar" for m in ("LI", "SALU", "SADDI", "NOP")},
-}
-ISSUE_CLASS: dict[str, str] = {i.mnemonic: ISSUE_CLASS_OF_OP[i.op] for i in INSTRS if i.op in ISSUE_CLASS_OF_OP}
 
 
-def _check_table() -> None:
-  seen = set()
-  for i in INSTRS:
+class TableError(ValueError):
+  pass
+
+
+def check_table(instrs: list[Instr]) -> None:
+  """Raise TableError where the table says what decode or the datapath cannot do: duplicate
+  encodings, overlapping fields, an unknown datapath, issue or counter class, a register where the
+  SXU does not read or write one, a latency its datapath does not follow."""
+  def need(ok: bool, why: str):
+    if not ok:
+      raise TableError(why)
+  seen: dict[tuple, str] = {}
+  names: set[str] = set()
+  for i in instrs:
     key = (i.op, i.fn)
-    assert key not in seen, f"duplicate encoding {key} for {i.mnemonic}"
-    seen.add(key)
+    need(key not in seen, f"duplicate encoding {key} for {i.mnemonic} and {seen.get(key)}")
+    need(i.mnemonic not in names, f"duplicate mnemonic {i.mnemonic}")
+    seen[key] = i.mnemonic
+    names.add(i.mnemonic)
     used = field_mask("op") | (field_mask("fn") if i.fn is not None else 0)
     for o in i.operands:
       for f in o.fields():
-        assert not (used & field_mask(f)), f"{i.mnemonic}: operand {o.name} overlaps another field"
+        need(not (used & field_mask(f)), f"{i.mnemonic}: operand {o.name} overlaps another field")
         used |= field_mask(f)
-  assert len(BY_MNEMONIC) == len(INSTRS)
+      need(o.kind in KIND_CLASS, f"{i.mnemonic}: operand {o.name} has an unknown kind {o.kind}")
+      need(o.kind == "mem" or (o.space is None and o.span is None), f"{i.mnemonic}: {o.name}: only a memory operand has a space")
+      need(o.kind != "mem" or o.space in MEM_SPACES, f"{i.mnemonic}: {o.name}: memory space {o.space} is none of {MEM_SPACES}")
+      need(not o.write or o.kind in ("sreg", "vreg", "mem"), f"{i.mnemonic}: {o.name}: an immediate cannot be written")
+    need(i.datapath in DATAPATHS, f"{i.mnemonic}: unknown datapath {i.datapath}")
+    need(i.issue in ISSUE_CLASSES + ("",), f"{i.mnemonic}: unknown issue class {i.issue}")
+    need(i.perf in PERF_CLASSES + ("",), f"{i.mnemonic}: unknown counter class {i.perf}")
+    need(1 <= i.latency <= 15, f"{i.mnemonic}: latency {i.latency} outside 1..15 (the SXU's write-back tables)")
+    # the SXU writes a result register through rd, reads scalars through ra/rb (sa, sb) and vectors
+    # through the VRF's ports a, b, c and s (ra, rb, rc; rd only as store data)
+    for kind in ("sreg", "vreg"):
+      need(set(i.reg_fields(kind, True)) <= {"rd"}, f"{i.mnemonic}: a written register must be in rd")
+    need(set(i.reg_fields("sreg", False)) <= {"ra", "rb"}, f"{i.mnemonic}: the SXU reads scalar registers from ra and rb only")
+    need(len(i.reg_fields("sreg", True) + i.reg_fields("vreg", True)) <= 1, f"{i.mnemonic}: one result register at most")
+    need(i.wb is None or i.wb in WB_SOURCES, f"{i.mnemonic}: datapath {i.datapath} has no VRF write-back source (WB_SOURCES)")
+    need(not (i.in_sxu and (i.reg_fields("vreg", True) or i.mems)), f"{i.mnemonic}: the SXU datapath {i.datapath} neither writes vector registers nor memory")
+    fixed = DATAPATHS[i.datapath][1]
+    need(fixed is None or not i.wb or i.latency == fixed,
+         f"{i.mnemonic}: latency {i.latency} in the table, but the {i.datapath} datapath realises {fixed} "
+         f"({DATAPATHS[i.datapath][2]}): change the RTL first, then DATAPATHS")
 
 
-_check_table()
+check_table(INSTRS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,7 +539,8 @@ def sext(v: int, bits: int) -> int:
 
 
 def operand_range(o: Operand, N: int) -> tuple[int, int]:
-  """Legal (lo, hi) of an operand's numeric value, inclusive."""
+  """Legal (lo, hi) of an operand's numeric value, inclusive, as its field holds it (a target's
+  lower bound `lo`, a loop's end >= 2, is checked on top: decode() and encode())."""
   w = FIELDS[o.field][1]
   if o.kind in ("simm", "target", "mem"):
     return -(1 << (w - 1)), (1 << (w - 1)) - 1
@@ -448,15 +585,19 @@ def decode(word: int, N: int) -> tuple[Instr, dict[str, int]]:
       v = sext(raw, w)
     else:
       v = raw
-    lo, hi = operand_range(o, N)
-    if not lo <= v <= hi:
-      raise IllegalInstruction(f"{ins.mnemonic}: operand {o.name}={v} outside [{lo}, {hi}]")
+    if (why := _range_error(ins, o, v, N)):
+      raise IllegalInstruction(why)
     vals[o.name] = v
     if o.kind == "mem":
       vals[o.name + "_base"] = get_field(word, o.base)
-  if ins.mnemonic in ("LOOP", "LOOPI") and vals["end"] < 2:
-    raise IllegalInstruction(f"{ins.mnemonic}: end={vals['end']} must be >= 2 (the body needs one instruction)")
   return ins, vals
+
+
+def _range_error(ins: Instr, o: Operand, v: int, N: int) -> Optional[str]:
+  lo, hi = operand_range(o, N)
+  if o.kind == "target" and o.lo and lo <= v < o.lo:  # a loop's end: the body needs one instruction
+    return f"{ins.mnemonic}: {o.name}={v} must be >= {o.lo}"
+  return None if lo <= v <= hi else f"{ins.mnemonic}: operand {o.name}={v} outside [{lo}, {hi}]"
 
 
 def encode(ins: Instr, vals: dict[str, int], N: int) -> int:
@@ -464,9 +605,8 @@ def encode(ins: Instr, vals: dict[str, int], N: int) -> int:
   word = ins.fixed_bits
   for o in ins.operands:
     v = vals[o.name]
-    lo, hi = operand_range(o, N)
-    if not lo <= v <= hi:
-      raise ValueError(f"{ins.mnemonic}: operand {o.name}={v} outside [{lo}, {hi}]")
+    if (why := _range_error(ins, o, v, N)):
+      raise ValueError(why)
     lsb, w = FIELDS[o.field]
     word |= (v & ((1 << w) - 1)) << lsb
     if o.kind == "mem":
@@ -474,6 +614,4 @@ def encode(ins: Instr, vals: dict[str, int], N: int) -> int:
       if not 0 <= b <= 15:
         raise ValueError(f"{ins.mnemonic}: base register s{b} out of range")
       word |= b << FIELDS[o.base][0]
-  if ins.mnemonic in ("LOOP", "LOOPI") and vals["end"] < 2:
-    raise ValueError(f"{ins.mnemonic}: end={vals['end']} must be >= 2 (the body needs one instruction)")
   return word
