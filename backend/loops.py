@@ -19,7 +19,7 @@ from tinytpu import isa
 from tinytpu.backend.vcode import S0, SR, Ins, Label, sdef, sregs
 from tinytpu.config import DEFAULT
 
-HW_LOOPS = ("LOOP", "LOOPI")
+HW_LOOPS = isa.HW_LOOPS  # the instructions that push a hardware loop (the ISA table)
 
 
 def loop_spans(code: list) -> list[tuple[int, int]]:

@@ -77,7 +77,7 @@ def _drop_overwritten(code: list) -> list:
   return [c for c in code if c is not None]
 
 
-_PURE = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("vpu", "xlu")} - {"VEXTRACT"}
+_PURE = {m for m, i in isa.BY_MNEMONIC.items() if i.datapath in ("mov", "vpu", "xlu")}  # register-to-register vector datapaths
 HOIST_LOOP = 4  # invariant values hoisted per loop (each keeps a register for the whole loop)
 
 
@@ -86,11 +86,11 @@ def _hoist_invariants(code: list) -> list:
   defs = collections.Counter(d for c in code if (d := vdef(c)) is not None)
   code = list(code)
   for i, c in enumerate(code):
-    if not isinstance(c, Ins) or c.mn not in ("LOOP", "LOOPI"):
+    if not isinstance(c, Ins) or c.mn not in isa.HW_LOOPS:
       continue
     end = next(j for j in range(i + 1, len(code)) if code[j] == Label(c.ops[-1]))
     body = code[i + 1:end]
-    if any(not isinstance(x, Ins) or x.mn in ("LOOP", "LOOPI") for x in body):
+    if any(not isinstance(x, Ins) or x.mn in isa.HW_LOOPS for x in body):
       continue  # not innermost
     inside = {vdef(x) for x in body} - {None}
     written = {r for x in body if (r := sdef(x)) is not None}

@@ -23,16 +23,14 @@ from tinytpu.backend.vcode import VT, Ins, Mem, sdef, sreads, vdef, vreads
 WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
 BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
 
-# instructions that end a block (and stay where they are)
-BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.unit in ("mxu",)} | {
-  "HALT", "FENCE", "NOP", "LOOP", "LOOPI", "LBREAK", "JMP", "RDCYCLE", "RDPERF", "PLD", "PST"} | {
-  m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)}
+# instructions that end a block (and stay where they are): by their datapath in the ISA table,
+# control flow, issue control, the counters, the MXU and PSUM
+BARRIER_DATAPATHS = ("ctrl", "branch", "loop", "counter", "mxu", "pld", "pst")
+BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.datapath in BARRIER_DATAPATHS}
 # dual issue (doc/core.md): one VMEM tile read, one VMEM tile write, one vector compute op and one
 # scalar op; two instructions of different classes issue together (a store then a load of the same
 # tile never does: the memory dependence below keeps them a cycle apart)
 DUAL = True
-PAIR_CLASS = isa.ISSUE_CLASS
-STORES = ("VST", "VSCATTER")
 
 
 class _Node:
@@ -45,10 +43,12 @@ class _Node:
     self.sdef = sdef(c)
     self.suse = sreads(c) - {0}
     self.mem = None  # (store?, base reg, imm) for tile accesses, (store?, None, None) for element accesses
-    if self.mn in ("VLD", "VST", "VGATHER", "VSCATTER"):
-      m = next((o for o in c.ops if isinstance(o, Mem)), None) if self.mn in ("VLD", "VST") else None
-      self.mem = (self.mn in STORES, m.base if m else None, m.off if m else None)
-    self.pair = PAIR_CLASS.get(self.mn)
+    vm = [(k, o) for k, o in enumerate(info.operands) if o.kind == "mem" and o.space in ("vmem", "elem")]  # a VMEM operand
+    if vm:
+      k, o = vm[0]
+      m = c.ops[k] if o.space == "vmem" and isinstance(c.ops[k], Mem) else None
+      self.mem = (o.write, m.base if m else None, m.off if m else None)
+    self.pair = info.issue or None  # dual-issue class (the ISA table)
     self.preds: dict[_Node, int] = {}  # predecessor -> cycles from its issue to ours
     self.succs: list[_Node] = []
     self.height = 0

@@ -147,27 +147,28 @@ class Machine:
       if not d: return _nop
       r, col = o["r"], o["c"]
       def f(n): s[d] = int(v[a, r, col])
-    elif mn in ("VLD", "VST", "PLD", "PST", "MLW"):
-      mem, size, trap = (psum, PT, "psum_out_of_range") if mn[0] == "P" else (vmem, VT, "vmem_out_of_range")
-      off = o["addr"]
+    elif tile := next((x for x in ins.mems if x.space in ("vmem", "psum") and x.span is None), None):
+      # one tile [sa + off] of VMEM or PSUM (the operand's space): a load into vd, MLW's weights, or a store
+      mem, size, trap = (psum, PT, "psum_out_of_range") if tile.space == "psum" else (vmem, VT, "vmem_out_of_range")
+      off = o[tile.name]
       def addr() -> int:
         x = s32(s[a]) + off
         if not 0 <= x < size: raise _Stop(trap)
         return x
-      if mn in ("VLD", "PLD"):
+      if ins.wb:
         def f(n): v[d] = mem[addr()]
-      elif mn == "MLW":
+      elif ins.datapath == "mxu":
         def f(n): m.w = mxu.weights(mem[addr()])
       else:
         def f(n): mem[addr()] = v[b]
-    elif mn in ("VGATHER", "VSCATTER"):
+    elif any(x.space == "elem" for x in ins.mems):  # VMEM elements: a gather into vd, or a scatter
       flat, size, off = vmem.reshape(-1), VT * self.N * self.N, o["addr"]  # flat: a view of VMEM elements
       def elems(mask=None) -> np.ndarray:
         x = v[a].view(np.int32).astype(np.int64) + (s32(s[b]) + off)
         if mask is not None: x = x[mask]  # row-major: increasing lane order
         if x.size and (x.min() < 0 or x.max() >= size): raise _Stop("vmem_out_of_range")
         return x
-      if mn == "VGATHER":
+      if ins.wb:
         def f(n): v[d] = flat[elems()]
       else:
         def f(n):

@@ -41,10 +41,8 @@ UNITS = ["SXU", "VPU", "XLU", "VMEM", "MXU"]                     # the ISA table
 TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "stall"]  # rows of the trace and the HTML view
 DRAIN = "drain"  # a cycle that neither issued nor stalled: after HALT or a trap, waiting for background units
 WINDOW = 2000    # cycles the HTML view draws by default
-# which instructions the class counters count (rtl/sxu.sv; isa.PERF_COUNTERS describes them): by opcode,
-# so VSPLAT (unit vpu) is no vpu_op, and VMOV/VZERO/VFILL (unit vpu) are mem_ops
-COUNTED = {"vpu_ops": {isa.OP["VPU"]}, "xlu_ops": {isa.OP["XLU"]},
-           "mem_ops": {isa.OP[m] for m in ("VLD", "VST", "PLD", "PST", "VMOV", "VZERO", "VFILL")}}
+# which instructions the class counters count (the ISA table's Instr.perf, decoded the same way by rtl/sxu.sv)
+COUNTED = isa.PERF_COUNTED
 
 
 @dataclasses.dataclass
@@ -116,7 +114,7 @@ class Profile:
     for n, ops in COUNTED.items():
       if n not in ev.names: continue
       got = np.zeros(len(ev.cycle), np.int64)
-      np.add.at(got, np.searchsorted(ev.cycle, [i.cycle for i in self.issues if i.ins is not None and i.ins.op in ops]).astype(np.int64), 1)
+      np.add.at(got, np.searchsorted(ev.cycle, [i.cycle for i in self.issues if i.ins is not None and i.ins.mnemonic in ops]).astype(np.int64), 1)
       if len(wrong := np.nonzero(got != ev.col(n))[0]):
         k = int(wrong[0])
         bad.append(f"{n}: cycle {ev.cycle[k]} (pc {ev.pc[k]}): the instructions attributed to it make {got[k]}, the counter moved {ev.col(n)[k]}")

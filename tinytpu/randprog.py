@@ -31,13 +31,17 @@ from tinytpu.config import DEFAULT, Config
 RTL_MISSING_VPU: tuple[str, ...] = ()  # VPU functions the RTL lacks (none since the transcendentals landed)
 VPU_FNS = [f for f in isa.VPU_FNS if f not in RTL_MISSING_VPU]
 SALU = [i.mnemonic for i in isa.INSTRS if i.op == isa.OP["SALU"]]
+CBRANCH = [i.mnemonic for i in isa.INSTRS if i.datapath == "branch" and i.reg_fields("sreg", False)]  # BEQ..BGE
+ELEM = [i.mnemonic for i in isa.INSTRS if any(o.space == "elem" for o in i.mems)]  # VGATHER, VSCATTER
 XLU = list(isa.XLU_FNS)
 TIMING = "s15"     # RDCYCLE and timing RDPERF write only here; nothing reads it and the epilogue overwrites it
 SINK = 15
 VW, PW = 16, 16    # the VMEM / PSUM tiles programs touch (PSUM capped by the configuration)
 MAX_T = 8
 LENGTH = 120       # static program words, roughly
-PAIR_BEFORE_MEM = ("vpu", "xlu", "vmov", "vzero", "vfill", "vsplat", "salu", "li", "saddi", "nop")
+# an op of one of these dual-issue classes (isa.ISSUE_CLASS, by its last word) is often followed by an
+# independent VLD/VST, which may pair with it; a VLD/VST (load, store) by the other kind
+PAIR_BEFORE_MEM = ("compute", "scalar")
 M32 = 0xFFFFFFFF
 
 FP_SPECIAL = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7FA00000,
@@ -254,14 +258,14 @@ class _Gen:
       imm = int(r.integers(-8, 9)) if r.random() < .6 else s32(value(r))
       return [Op([self.w("SADDI", sd=self.s(), sa=self.s(), imm=imm)], "saddi")]
     if f in ("branch", "jmp"):
-      mn = "JMP" if f == "jmp" else str(r.choice(["BEQ", "BNE", "BLT", "BGE"]))
+      mn = "JMP" if f == "jmp" else str(r.choice(CBRANCH))
       sa = self.s()
       sb = sa if r.random() < .2 else (0 if r.random() < .3 else self.s())
       return [Branch(mn, sa, sb, int(r.integers(1, 4)))]
     if f == "lbreak":
       lb = Op([self.w("LBREAK")], "lbreak")
       if r.random() < .7:  # mostly conditional: a branch over the LBREAK
-        return [Branch(str(r.choice(["BEQ", "BNE", "BLT", "BGE"])), self.s(), self.s(), 1), lb]
+        return [Branch(str(r.choice(CBRANCH)), self.s(), self.s(), 1), lb]
       return [lb]
     if f == "loop": return [self.loop(depth, mult)]
     if f == "timing":
@@ -384,12 +388,13 @@ class _Gen:
       if depth and self.nwords > self.length + 16: break
       items = self.item(depth, mult)
       last = items[-1]
-      if isinstance(last, Op) and last.tag in PAIR_BEFORE_MEM and self.rng.random() < .25:
+      k = isa.lookup(last.words[-1]).issue if isinstance(last, Op) else ""
+      if k in PAIR_BEFORE_MEM and self.rng.random() < .25:
         items += self.pair_mem()
-      elif isinstance(last, Op) and last.tag in ("vld", "vst") and self.rng.random() < .4:
+      elif k in ("load", "store") and self.rng.random() < .4:
         b = isa.get_field(last.words[-1], "ra")  # the neighbour's tile, when its base is static
         near = self.src_tile(last.words[:-1], b, isa.sext(isa.get_field(last.words[-1], "imm"), 32))
-        items += self.pair_mem("vst" if last.tag == "vld" else "vld", near)
+        items += self.pair_mem("vst" if k == "load" else "vld", near)
       self.nwords += sum(len(i.words) if isinstance(i, Op) else 1 for i in items if not isinstance(i, Loop))
       out += items
     return out
@@ -572,11 +577,11 @@ def probe(config: Config = DEFAULT, seed: int = 0) -> list[str]:
   the VPU functions the RTL lacks show up here (and any bug in the others)."""
   rng, N = np.random.default_rng(seed), config.N
   bad = []
-  mnems = ["V" + f for f in isa.VPU_FNS] + XLU + ["VGATHER", "VSCATTER"]
+  mnems = ["V" + f for f in isa.VPU_FNS] + XLU + ELEM
   for mn in mnems:
     g = _Gen(seed, config, 0, True, True)
     g.vp, g.sp = [1, 2, 3, 4], [1, 2]
-    if mn in ("VGATHER", "VSCATTER"): op = g.gather_op(mn.lower())
+    if mn in ELEM: op = g.gather_op(mn.lower())
     elif mn in XLU:
       w = g.xlu()
       while isa.decode(w, N)[0].mnemonic != mn: w = g.xlu()  # random immediates for this op

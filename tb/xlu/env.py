@@ -15,7 +15,7 @@ from tinytpu.tb import kit
 from tinytpu.tb.kit import ItemsSeq
 
 FNS = list(isa.XLU_FNS)  # index = fn code
-ROTS = ["XROT", "XROTS", "XSROT", "XSROTS"]
+ROTS = [i.mnemonic for i in isa.INSTRS if i.datapath == "xlu" and any(o.name in ("k", "sk") for o in i.operands)]  # rotate by an amount
 M32 = 0xFFFFFFFF
 
 
