@@ -183,6 +183,13 @@ def _no_upcasts(hand_coded):
   return policy
 
 
+def install_opt_policy():
+  """Wrap tinygrad's hand-coded heuristic once per process (apply_opts imports it at each call)."""
+  import tinygrad.codegen.opt.heuristic as heuristic
+  if not hasattr(heuristic.hand_coded_optimizations, "tinytpu"):
+    heuristic.hand_coded_optimizations = _no_upcasts(heuristic.hand_coded_optimizations)
+
+
 def register():
   """Make `TINYTPU` a tinygrad device, and the default when no other device is usable.
 
@@ -199,11 +206,14 @@ def register():
     cpu = types.ModuleType("tinygrad.runtime.ops_cpu")
     cpu.CPUDevice, cpu._tinytpu = TinyTPUDevice, True
     sys.modules["tinygrad.runtime.ops_cpu"] = cpu
-  import tinygrad.codegen.opt.heuristic as heuristic
-  if not hasattr(heuristic.hand_coded_optimizations, "tinytpu"):  # imported by apply_opts at each call
-    heuristic.hand_coded_optimizations = _no_upcasts(heuristic.hand_coded_optimizations)
+  install_opt_policy()
   import tinygrad.device as tdev
   if "TINYTPU" not in tdev.ALL_DEVICES:
     tdev.ALL_DEVICES.append("TINYTPU")
   if "TINYTPU" not in tdev.Device._devices:
     tdev.Device._devices.append("TINYTPU")
+
+
+# tinygrad optimises kernels in its compile pool's processes too, which get this module by unpickling
+# the renderer (not through register()): the policy goes with the module
+install_opt_policy()

@@ -122,6 +122,9 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
       var_regs.append((int(f["slot"]), f["name"], int(f["sreg"])))
     elif m[0] == "int8":
       checks.append((int(f["slot"]), _unruns(f["elements"])))
-  b = asm.assemble_bundle(text, cfg)
+  try:
+    b = asm.assemble_bundle(text, cfg)
+  except asm.AsmError as e:  # name the kernel: the listing's line alone does not say which one
+    raise asm.AsmError(e.line, f"TINYTPU kernel {kern[1]}: {e.why}") from None
   return Compiled(kern[1], cfg.N, list(b.program), dict(b.vmem), bufs, written, var_regs, int(top["vmem_tiles"]), checks,
                   None if top["executed"] == "-" else int(top["executed"]))

@@ -110,3 +110,23 @@ def test_too_big_kernel_fails_through_the_compile_pool():
   r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
                      env={**__import__("os").environ, "PARALLEL": "2", "TINYTPU_SIM": "golden"})
   assert r.returncode != 0 and "VMEM tiles, the core has" in r.stderr, r.stderr[-2000:]
+
+
+def test_opt_policy_holds_in_the_compile_pool():
+  # kernels are optimised in tinygrad's compile-pool processes: TinyTPU's policy (no upcasts) must
+  # apply there too (without it the MLP's first layer left the MXU: 5x the cycles)
+  import os
+  import re
+  import subprocess
+  import sys
+  # two kernels in one schedule: tinygrad compiles them in its pool (one alone compiles in-process)
+  prog = ("import numpy as np\nfrom tinygrad import Tensor\n"
+          "i8 = lambda *s: Tensor(np.ones(s, np.int8), device='TINYTPU').cast('int32').realize()\n"
+          "x, w, b, w2 = i8(16, 784), i8(784, 128), i8(128), i8(128, 10)\n"
+          "print((((x @ w + b).relu() >> 8) @ w2).numpy().sum())")
+  r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
+                     env={**os.environ, "PARALLEL": "2", "DEBUG": "2", "TINYTPU_SIM": "golden"})
+  out = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout + r.stderr)
+  assert r.returncode == 0, out[-2000:]
+  names = set(re.findall(r"\*\*\* TINYTPU +\d+ +(r_[0-9_]+)", out))
+  assert names == {"r_16_128_784", "r_16_10_128"}, names
