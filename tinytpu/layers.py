@@ -3,7 +3,9 @@
 A module imports only from its own layer or below (a function-level import counts as much as one at
 the top), there is no cycle between modules, and a third-party package in THIRD_PARTY is imported
 only from its layer up, so that, e.g., the assembler runs without tinygrad. Importing a module has no
-side effect beyond defining it (the tinygrad device is registered lazily by the start-up hook).
+side effect beyond defining it (the tinygrad device is registered lazily by the start-up hook), but
+one: tinytpu.backend.device installs its kernel optimisation policy into tinygrad when it loads,
+since tinygrad's compile-pool processes get that module by unpickling the renderer.
 tests/test_layers.py checks all of it: statically (ast) and by importing each layer in a fresh
 interpreter. Standard library only.
 
