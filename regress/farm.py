@@ -49,7 +49,8 @@ def jobqueue_kwargs(kind: str, jobs: int, out: pathlib.Path, env=os.environ, ret
   """The cluster class's keyword arguments from the environment, and how many batch jobs to ask for
   (each runs CORES single-threaded workers, so ceil(JOBS / CORES) of them give JOBS job slots)."""
   cores = int(env.get("CORES") or 2)
-  kw: dict = {"cores": cores, "processes": cores, "memory": env.get("MEMORY") or "8GB", "walltime": env.get("WALLTIME") or ("02:00" if kind == "lsf" else "02:00:00"),
+  kw: dict = {"cores": cores, "processes": cores, "memory": env.get("MEMORY") or "8GB",
+              "walltime": env.get("WALLTIME") or ("02:00" if kind == "lsf" else "02:00:00"),
               "job_name": "tinytpu-regress", "log_directory": str(out / "farm-logs"), "python": sys.executable,
               "scheduler_options": {"allowed_failures": retries}}
   if env.get("QUEUE"): kw["queue"] = env["QUEUE"]

@@ -76,7 +76,8 @@ def run_job(job: dict, out: pathlib.Path | str, python: str | None = None, root:
   docs = []
   for p in sorted(covdir.glob("*.json")) if covdir.is_dir() else []:
     try: docs.append(json.loads(p.read_text()))
-    except (OSError, ValueError) as e: cases.append({"node": f"{job['id']}::{p.name}", "time": 0.0, "status": "fail", "message": f"unreadable coverage document {p}: {e}"})
+    except (OSError, ValueError) as e:
+      cases.append({"node": f"{job['id']}::{p.name}", "time": 0.0, "status": "fail", "message": f"unreadable coverage document {p}: {e}"})
   res = {**job, "status": "pass" if rc == 0 and not any(c["status"] == "fail" for c in cases) else "fail", "rc": rc, "seconds": secs,
          "cases": cases, "host": socket.gethostname(), "log": str(log.relative_to(root) if log.is_relative_to(root) else log),
          "reproduce": plan.reproduce(job, failed or None), "coverage_docs": docs}
