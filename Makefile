@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn
 
 all: test
 
@@ -116,6 +116,10 @@ profile: $(STAMP)
 # an int8 MLP on scikit-learn's digits, trained on the host, inference through tinygrad on the RTL
 demo: $(STAMP)
 	$(PY) -m tinytpu demo
+
+# the int8 conv net (convs on the MXU) and its ONNX export through tinygrad's OnnxRunner (tinytpu/demo_cnn.py)
+demo-cnn: $(STAMP)
+	$(PY) -m tinytpu demo --model cnn
 
 clean:
 	rm -rf build sim_build results.xml

@@ -9,6 +9,9 @@ from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
 
 
+STAGE_LOOP_MIN = 32  # consecutive tiles staged by a loop rather than unrolled
+
+
 def _blocks(d: Dot, N: int) -> int:
   """VMEM tiles of one batch value's K blocks."""
   M, K, Nc = d.dims
@@ -45,15 +48,35 @@ class MxuSchedule:
         self.ins("LOOPI", n, end)
       body()
       self.code.append(Label(end))
+    def four(p: int, offs: list[int]):
+      vs = [(VT("stage"), Mem(p, o)) for o in offs]  # in fours: the loads' and gathers' latencies overlap
+      for v, a in vs:
+        self.ins("VLD", v, a)
+      for v, _ in vs:
+        self.ins("VGATHER", v, v, Mem(0, 0))
+      for v, a in vs:
+        self.ins("VST", v, a)
     def stage(p: int, tiles: list[int]):
-      for i in range(0, len(tiles), 4):  # in fours: the loads' and gathers' latencies overlap
-        vs = [(VT("stage"), Mem(p, o)) for o in tiles[i:i + 4]]
-        for v, a in vs:
-          self.ins("VLD", v, a)
-        for v, _ in vs:
-          self.ins("VGATHER", v, v, Mem(0, 0))
-        for v, a in vs:
-          self.ins("VST", v, a)
+      """Gather tiles [p + o] in place through their index tables; a long run of consecutive tiles
+      (a large M: a batch of images) as an SXU loop, so the program stays within IMEM."""
+      runs, i = [], 0
+      while i < len(tiles):
+        j = i
+        while j + 1 < len(tiles) and tiles[j + 1] == tiles[j] + 1:
+          j += 1
+        runs.append(tiles[i:j + 1])
+        i = j + 1
+      for run in runs:
+        if len(run) < STAGE_LOOP_MIN:
+          for k in range(0, len(run), 4):
+            four(p, run[k:k + 4])
+          continue
+        q = self.sreg("MXU staging pointer", temp=False)
+        self.ins("SADDI", SR(q), SR(p), run[0])
+        counted(len(run) // 4, lambda: (four(q, [0, 1, 2, 3]), self.ins("SADDI", SR(q), SR(q), 4)))
+        if len(run) % 4:
+          four(q, list(range(len(run) % 4)))
+        self.release(q)
     for d, X, S in ((d, d.X + bi * _blocks(d, N), d.S + bi * _results(d, N)) for d in self.dots for bi in range(len(d.batches))):
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)

@@ -92,8 +92,13 @@ def main(argv: list[str] | None = None) -> int:
   ap = argparse.ArgumentParser(prog="python -m tinytpu demo", description=__doc__)
   ap.add_argument("--batch", type=int, default=60)
   ap.add_argument("--limit", type=int, default=0, help="only the first LIMIT test images (0: all)")
+  ap.add_argument("--model", choices=["mlp", "cnn"], default="mlp", help="the int8 MLP, or the conv net (tinytpu/demo_cnn.py)")
+  ap.add_argument("--no-onnx", action="store_true", help="cnn: skip the ONNX export and its run through tinygrad's OnnxRunner")
   args = ap.parse_args(argv)
   os.environ.setdefault("TINYTPU_SIM", "rtl")
+  if args.model == "cnn":
+    from tinytpu import demo_cnn
+    return demo_cnn.main(args)
   x_tr, y_tr, x_te, y_te = load()
   if args.limit:
     x_te, y_te = x_te[:args.limit], y_te[:args.limit]
