@@ -9,7 +9,6 @@ import numpy as np
 from tinygrad.dtype import dtypes
 
 
-
 def _flat_offsets(lanes: list) -> "Any":
   """fa(m) for every flattened m over (range, extent, coefficient) lanes, outer first."""
   f = np.zeros(1, dtype=np.int64)

@@ -313,7 +313,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     self.temps = []
     for d in dies.get(j, []):
       v = self.vals.get(d)
-      if isinstance(v, SReg) and d.op is not Ops.RANGE and not (d.op is Ops.PARAM):
+      if isinstance(v, SReg) and d.op is not Ops.RANGE and d.op is not Ops.PARAM:
         self.release(v.reg)
 
   def lower_unrolled(self, j: int, dies: dict[int, list[UOp]]) -> int:

@@ -3,7 +3,6 @@ between MMULs, PSUM drains, and the lane loop's read of each dot product's resul
 from __future__ import annotations
 
 
-
 from tinytpu.backend.vcode import VT, Label, Mem, SR
 from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot

@@ -10,7 +10,6 @@ from tinygrad.dtype import DType
 from tinygrad.uop.ops import UOp
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Const:
   val: Any

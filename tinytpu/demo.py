@@ -10,17 +10,9 @@ import time
 
 import numpy as np
 
+from tinytpu.digits import load
+
 HIDDEN = 32
-
-
-def load(seed: int = 0):
-  from sklearn.datasets import load_digits
-  d = load_digits()
-  x, y = d.data.astype(np.float32), d.target.astype(np.int64)
-  idx = np.random.default_rng(seed).permutation(len(x))
-  n_test = len(x) // 5
-  te, tr = idx[:n_test], idx[n_test:]
-  return x[tr], y[tr], x[te], y[te]
 
 
 def train(x, y, epochs: int = 200, lr: float = 0.1, seed: int = 0):

@@ -115,12 +115,12 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int = 30, lr: float = 0.05, batc
 class QuantNet:
   w1: np.ndarray  # int8 (C1, 1, 3, 3)
   b1: np.ndarray  # int32 in the accumulator's scale
-  m1: np.ndarray  # int32 multiplier per channel: q = clip((acc * m + 2^(s-1)) >> s, 0, 127)
-  s1: int
+  m1: np.ndarray  # int32 multiplier and shift per channel: q = clip((acc * m + 2^(s-1)) >> s, 0, 127)
+  s1: np.ndarray
   w2: np.ndarray
   b2: np.ndarray
   m2: np.ndarray
-  s2: int
+  s2: np.ndarray
   w3: np.ndarray  # int8 (C2*4, 10)
   b3: np.ndarray
 
@@ -135,31 +135,38 @@ def _weights(w: np.ndarray, axis: int):
 
 
 def _requant(scale: np.ndarray, acc_max: float):
-  """scale ~ m / 2^shift with m as large as int32 arithmetic allows for accumulators up to acc_max."""
+  """scale ~ m / 2^shift per channel, m as large as int32 arithmetic allows for accumulators up to
+  acc_max (every channel keeps the same relative precision)."""
   bits = max(1, MULT_BITS - int(np.ceil(np.log2(max(2.0, acc_max)))))
-  shift = max(1, bits - int(np.ceil(np.log2(scale.max()))) - 1)
-  m = np.round(scale * (1 << shift)).astype(np.int64)
-  assert m.max() < (1 << bits), (m.max(), bits)
-  return m.astype(np.int32), shift
+  shift = np.maximum(1, bits - np.ceil(np.log2(scale)).astype(np.int64) - 1)
+  m = np.round(scale * (2.0 ** shift)).astype(np.int64)
+  assert m.max() < (1 << bits) and shift.max() < 31, (m.max(), bits, shift.max())
+  return m.astype(np.int32), shift.astype(np.int32)
 
 
 def quantise(net: FloatNet, x_cal: np.ndarray) -> QuantNet:
-  """Activations after each ReLU+pool in [0, 127] with a scale calibrated on x_cal (raw pixels are
-  the int8 input at scale 1)."""
+  """Activations after each ReLU+pool in [0, 127] with a scale per layer calibrated on x_cal (raw
+  pixels are the int8 input at scale 1), folded into the next layer's weights before those are
+  quantised per output channel."""
+  xs = x_cal.reshape(-1, 1, 8, 8).astype(np.float32)
+  _, (_, _, _, p1, _, _, _, f) = net.forward(xs, keep=True)
+  # one scale per layer output (a scale per channel, folded into the next weights, measured worse:
+  # the next layer's per-channel weight scales then lose the small channels)
+  sa1 = np.full(C1, max(p1.max(), 1e-8) / 127)
+  sa2 = np.full(C2, max(f.max(), 1e-8) / 127)
   w1q, sw1 = _weights(net.w1, 0)
   b1q = np.round(net.b1 / sw1).astype(np.int32)
-  xs = x_cal.reshape(-1, 1, 8, 8).astype(np.float32)
-  _, (_, a1, _, p1, _, a2, _, f) = net.forward(xs, keep=True)
-  sa1 = max(np.percentile(p1, 99.99), 1e-8) / 127  # scale of layer 1's int8 output (clipped above)
   acc1 = np.abs(_im2col(xs) @ w1q.reshape(C1, -1).T.astype(np.float32) + b1q).max()
   m1, s1 = _requant(sw1 / sa1, acc1)
-  w2q, sw2 = _weights(net.w2, 0)
-  b2q = np.round(net.b2 / (sa1 * sw2)).astype(np.int32)
-  sa2 = max(np.percentile(f, 99.99), 1e-8) / 127
+  w2q, sw2 = _weights(net.w2 * sa1.reshape(1, C1, 1, 1), 0)  # in units of layer 1's int8 output
+  b2q = np.round(net.b2 / sw2).astype(np.int32)
   acc2 = 127 * C1 * 9 * 127 + np.abs(b2q).max()
-  m2, s2 = _requant(sa1 * sw2 / sa2, acc2)
-  w3q, sw3 = _weights(net.w3, 1)
-  b3q = np.round(net.b3 / (sa2 * sw3)).astype(np.int32)
+  m2, s2 = _requant(sw2 / sa2, acc2)
+  # the logits keep one scale (a scale per class would reorder the argmax)
+  w3 = net.w3 * np.repeat(sa2, 4)[:, None]
+  sw3 = max(np.abs(w3).max(), 1e-8) / 127
+  w3q = np.clip(np.round(w3 / sw3), -127, 127).astype(np.int8)
+  b3q = np.round(net.b3 / sw3).astype(np.int32)
   return QuantNet(w1q, b1q, m1, s1, w2q, b2q, m2, s2, w3q, b3q)
 
 
@@ -170,8 +177,9 @@ def _np_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
   return a.transpose(0, 3, 1, 2)
 
 
-def _np_requant(a: np.ndarray, m: np.ndarray, s: int) -> np.ndarray:
-  return np.clip((np.maximum(a, 0) * m.reshape(1, -1, 1, 1) + (1 << (s - 1))) >> s, 0, 127)
+def _np_requant(a: np.ndarray, m: np.ndarray, s: np.ndarray) -> np.ndarray:
+  m, s = m.reshape(1, -1, 1, 1).astype(np.int64), s.reshape(1, -1, 1, 1).astype(np.int64)
+  return np.clip((np.maximum(a, 0) * m + (1 << (s - 1))) >> s, 0, 127)
 
 
 def logits_numpy(q: QuantNet, x: np.ndarray) -> np.ndarray:
@@ -190,15 +198,16 @@ def tinytpu_model(q: QuantNet):
   """x (raw pixels) -> the int8 model's int32 logits as a tinygrad Tensor on TINYTPU."""
   from tinygrad import Tensor, dtypes
   i32 = lambda a: Tensor(np.ascontiguousarray(a), device="TINYTPU").cast(dtypes.int32)
-  W1, B1, M1 = i32(q.w1), i32(q.b1.reshape(1, -1, 1, 1)), i32(q.m1.reshape(1, -1, 1, 1))
-  W2, B2, M2 = i32(q.w2), i32(q.b2.reshape(1, -1, 1, 1)), i32(q.m2.reshape(1, -1, 1, 1))
+  chan = lambda v: i32(v.reshape(1, -1, 1, 1))
+  L1 = i32(q.w1), chan(q.b1), chan(q.m1), chan(1 << (q.s1 - 1)), chan(q.s1)
+  L2 = i32(q.w2), chan(q.b2), chan(q.m2), chan(1 << (q.s2 - 1)), chan(q.s2)
   W3, B3 = i32(q.w3), i32(q.b3)
-  def layer(h, w, b, m, s):
+  def layer(h, w, b, m, r, s):
     a = (h.conv2d(w, padding=1) + b).relu()
-    return ((a * m + (1 << (s - 1))) >> s).minimum(127).max_pool2d(2)
+    return ((a * m + r) >> s).minimum(127).max_pool2d(2)
   def model(x: np.ndarray):
     h = i32(x.reshape(-1, 1, 8, 8).astype(np.int8))
-    h = layer(layer(h, W1, B1, M1, q.s1), W2, B2, M2, q.s2)
+    h = layer(layer(h, *L1), *L2)
     return h.reshape(h.shape[0], -1) @ W3 + B3
   return model
 
@@ -250,10 +259,10 @@ def onnx_logits(path: str, x: np.ndarray, batch: int) -> np.ndarray:
 
 
 def main(args) -> int:
-  from tinytpu import demo
+  from tinytpu import digits
   from tinytpu.backend.device import backend_config, register
   register()  # the start-up hook does it too, unless TINYTPU_AUTOLOAD=0
-  x_tr, y_tr, x_te, y_te = demo.load()
+  x_tr, y_tr, x_te, y_te = digits.load()
   if args.limit:
     x_te, y_te = x_te[:args.limit], y_te[:args.limit]
   t0 = time.time()

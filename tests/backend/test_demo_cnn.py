@@ -5,13 +5,13 @@ demo-cnn` trains fully."""
 import numpy as np
 import pytest
 
-from tinytpu import demo, demo_cnn
+from tinytpu import demo_cnn, digits
 from tests.backend.test_backend import _mxu_kernels
 
 
 @pytest.fixture(scope="module")
 def trained():
-  x_tr, y_tr, x_te, y_te = demo.load()
+  x_tr, y_tr, x_te, y_te = digits.load()
   net = demo_cnn.train(x_tr, y_tr, epochs=5)
   return net, demo_cnn.quantise(net, x_tr), x_te, y_te
 
