@@ -253,8 +253,10 @@ def onnx_logits(path: str, x: np.ndarray, batch: int) -> np.ndarray:
     runner = OnnxRunner(path)
     preds = []
     for i in range(0, len(x), batch):
-      xb = Tensor(x[i:i + batch].reshape(-1, 1, 8, 8).astype(np.float32), device="TINYTPU")
-      preds.append(runner({"x": xb})["logits"].numpy())
+      xb = np.zeros((batch, 1, 8, 8), np.float32)  # the runner binds the batch dimension at its first call: pad the last
+      n = len(xb[:len(x) - i])
+      xb[:n] = x[i:i + batch].reshape(-1, 1, 8, 8)
+      preds.append(runner({"x": Tensor(xb, device="TINYTPU")})["logits"].numpy()[:n])
   return np.concatenate(preds)
 
 
