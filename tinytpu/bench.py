@@ -54,12 +54,30 @@ def _suite():
     "mlp_784_128_10": (lambda: (i8(16, 784), i8(784, 128), i32(rng.integers(-5000, 5000, 128)), i8(128, 10)),
                        lambda x, w1, b1, w2: ((x @ w1 + b1).relu() >> 8).minimum(127) @ w2,
                        16 * 784 * 128 + 16 * 128 * 10, 16 * 784 * 128 + 16 * 128 * 10),
-    # int8 convolution (issue 16's case): cin, kh, kw reduce together on the MXU (an implicit GEMM)
-    "conv2d_8x16x16_k3": (lambda: (i8(1, 8, 16, 16), i8(16, 8, 3, 3)), lambda x, w: x.conv2d(w), 16 * 14 * 14, 16 * 14 * 14 * 8 * 9),
+    # int8 convolutions: cin, kh, kw reduce together on the MXU (implicit GEMMs)
+    "conv_int8_8x16x16_k3": (lambda: (i8(1, 8, 16, 16), i8(16, 8, 3, 3)), lambda x, w: x.conv2d(w), 16 * 14 * 14, 16 * 14 * 14 * 8 * 9),
+    "conv_int8_32x32x32_k3": (lambda: (i8(1, 32, 32, 32), i8(32, 32, 3, 3)), lambda x, w: x.conv2d(w), 32 * 30 * 30, 32 * 30 * 30 * 32 * 9),
+    # the CNN demo's int8 network (tinytpu/demo_cnn.py) on a batch of 64 images, random weights
+    "cnn_digits": (lambda: (_cnn_prepare(), Tensor(rng.integers(0, 17, (64, 1, 8, 8)).astype(np.int8), device=D).cast(dtypes.int32))[1:],
+                   lambda x: _CNN["model"](x), 64, 64 * _cnn_macs()),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
   return S
+
+
+_CNN: dict = {}
+
+
+def _cnn_prepare():
+  """The CNN's weights on the device before the timed run."""
+  from tinytpu import demo_cnn
+  _CNN["model"] = demo_cnn.tinytpu_model(demo_cnn.random_quantnet())
+
+
+def _cnn_macs() -> int:
+  from tinytpu import demo_cnn
+  return demo_cnn.macs_per_image()
 
 
 # kernels run at another configuration, each in its own process (the backend's configuration is fixed per process)

@@ -198,6 +198,7 @@ def tinytpu_model(q: QuantNet):
   """x (raw pixels) -> the int8 model's int32 logits as a tinygrad Tensor on TINYTPU."""
   from tinygrad import Tensor, dtypes
   i32 = lambda a: Tensor(np.ascontiguousarray(a), device="TINYTPU").cast(dtypes.int32)
+  i32 = lambda a: Tensor(np.ascontiguousarray(a), device="TINYTPU").cast(dtypes.int32).realize()  # noqa: E731
   chan = lambda v: i32(v.reshape(1, -1, 1, 1))
   L1 = i32(q.w1), chan(q.b1), chan(q.m1), chan(1 << (q.s1 - 1)), chan(q.s1)
   L2 = i32(q.w2), chan(q.b2), chan(q.m2), chan(1 << (q.s2 - 1)), chan(q.s2)
@@ -205,8 +206,9 @@ def tinytpu_model(q: QuantNet):
   def layer(h, w, b, m, r, s):
     a = (h.conv2d(w, padding=1) + b).relu()
     return ((a * m + r) >> s).minimum(127).max_pool2d(2)
-  def model(x: np.ndarray):
-    h = i32(x.reshape(-1, 1, 8, 8).astype(np.int8))
+  def model(x):
+    """x: raw pixels as numpy, or an int32 Tensor (B, 1, 8, 8) on TINYTPU."""
+    h = x if isinstance(x, Tensor) else Tensor(np.ascontiguousarray(x.reshape(-1, 1, 8, 8).astype(np.int8)), device="TINYTPU").cast(dtypes.int32)
     h = layer(layer(h, *L1), *L2)
     return h.reshape(h.shape[0], -1) @ W3 + B3
   return model
@@ -220,6 +222,16 @@ def infer_tinytpu(q: QuantNet, x: np.ndarray, batch: int, progress):
     preds.append(model(x[i:i + batch]).argmax(1).numpy())
     progress(min(i + batch, len(x)), len(x), runner.STATS["cycles"])
   return np.concatenate(preds), runner.STATS["cycles"]
+
+
+def random_quantnet(seed: int = 0) -> QuantNet:
+  """A QuantNet of random int8 weights (make bench's cnn_digits: the demo's shapes, no training)."""
+  rng = np.random.default_rng(seed)
+  w = lambda *s: rng.integers(-127, 128, s).astype(np.int8)  # noqa: E731
+  b = lambda n: rng.integers(-2000, 2000, n).astype(np.int32)  # noqa: E731
+  m = lambda n: rng.integers(1 << 10, 1 << 11, n).astype(np.int32)  # noqa: E731
+  return QuantNet(w(C1, 1, 3, 3), b(C1), m(C1), np.full(C1, 14, np.int32), w(C2, C1, 3, 3), b(C2), m(C2), np.full(C2, 18, np.int32),
+                  w(C2 * 4, 10), b(10))
 
 
 def macs_per_image() -> int:
