@@ -52,18 +52,24 @@ class Analysis:
     self.find_lane_reduces()
     self.find_unrolled()
 
-  def lin(self, u: UOp):
-    """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None."""
+  def lin(self, u: UOp, split: bool = False):
+    """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None.
+    split: a lane range divided by a constant that divides its extent is a key of its own,
+    (range, c) (the MXU matcher's grouped convolutions: group = out channel // channels per group)."""
+    lin = lambda x: self.lin(x, split)  # noqa: E731
     if u.op is Ops.CONST:
       return {}, int(u.arg), []
     if u.op is Ops.CAST and dtypes.is_int(u.dtype):
-      return self.lin(u.src[0])
+      return lin(u.src[0])
+    if split and u.op is Ops.CDIV and u.src[0] in self.lane_ranges and (c := _cint(u.src[1])) is not None and c > 1 \
+        and self.extents[self.lane_ranges.index(u.src[0])] % c == 0:
+      return {(u.src[0], c): 1}, 0, []
     if u in self.lane_ranges or u in self.lane_reduces:
       return {u: 1}, 0, []
     if u.op is Ops.RANGE and isinstance(v := self.vals.get(u), Const):  # an unrolled reduce step
       return {}, int(v.val), []
     if u.op in (Ops.ADD, Ops.SUB):
-      a, b = self.lin(u.src[0]), self.lin(u.src[1])
+      a, b = lin(u.src[0]), lin(u.src[1])
       if a is None or b is None:
         return None
       s = 1 if u.op is Ops.ADD else -1
@@ -72,7 +78,7 @@ class Analysis:
         co[k] = co.get(k, 0) + s * v
       return co, a[1] + s * b[1], a[2] + [(s * c, t) for c, t in b[2]]
     if u.op is Ops.MULACC and (c := _cint(u.src[1])) is not None:  # x*c + y (tinygrad's index arithmetic)
-      a, b = self.lin(u.src[0]), self.lin(u.src[2])
+      a, b = lin(u.src[0]), lin(u.src[2])
       if a is None or b is None:
         return None
       co = {k: v * c for k, v in a[0].items()}
@@ -80,12 +86,12 @@ class Analysis:
         co[k] = co.get(k, 0) + v
       return co, a[1] * c + b[1], [(cc * c, t) for cc, t in a[2]] + b[2]
     if u.op is Ops.SHL and (c := _cint(u.src[1])) is not None and 0 <= c < 31:
-      a = self.lin(u.src[0])
+      a = lin(u.src[0])
       return None if a is None else ({k: v << c for k, v in a[0].items()}, a[1] << c, [(cc << c, t) for cc, t in a[2]])
     if u.op is Ops.MUL:
       for x, y in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
         if y.op is Ops.CONST or (y.op is Ops.CAST and y.src[0].op is Ops.CONST):
-          a, c = self.lin(x), int(y.arg if y.op is Ops.CONST else y.src[0].arg)
+          a, c = lin(x), int(y.arg if y.op is Ops.CONST else y.src[0].arg)
           if a is None:
             return None
           return {k: v * c for k, v in a[0].items()}, a[1] * c, [(cc * c, t) for cc, t in a[2]]

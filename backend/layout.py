@@ -68,6 +68,10 @@ class Layout:
     g_all = np.arange(-(-self.G // L) * L)
     g = np.minimum(g_all, self.G - 1)  # padding lanes repeat the last lane
     rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
+    for d in self.dots:  # the split keys of a grouped conv: (r, c) = r // c, (r, c, "mod") = r % c
+      for k in [r for r, _, _ in d.mlanes + d.nlanes] + [r for r, _, _, _ in d.batch]:
+        if isinstance(k, tuple):
+          rv[k] = rv[k[0]] // k[1] if len(k) == 2 else rv[k[0]] % k[1]
     def flat(lanes):
       f = np.zeros_like(g)
       for r, e, _ in lanes:

@@ -102,7 +102,7 @@ class MxuMatch:
         return None
       forms = []
       for buf, idx, _ in (ox, oy):
-        f = self.lin(idx)
+        f = self.lin(idx, split=True)
         if f is None or any(all(t is not r for r in rngs) for _, t in f[2]):
           return None
         steps = [sum(c for c, t in f[2] if t is r) for r in rngs]
@@ -116,11 +116,24 @@ class MxuMatch:
       offs.append((forms[0][2], forms[0][3], forms[1][2], forms[1][3]))
       gates.append((ox[2], oy[2]))
     (a, ca), (b, cb) = sides
-    # a lane range in both indices (a batched matmul's batch, a grouped conv's group) is a batch:
+    # a lane range divided by c in one index (a grouped conv's group, out channel // c) is two keys:
+    # (r, c) = r // c and (r, c, "mod") = r % c; where the range appears whole it is c * the first + the second
+    splits = {k[0]: k[1] for k in [*ca, *cb] if isinstance(k, tuple)}
+    if len(splits) != len({k for k in [*ca, *cb] if isinstance(k, tuple)}):
+      return None  # one range divided by two constants
+    for co in (ca, cb):
+      for r, c in splits.items():
+        if r in co:
+          k = co.pop(r)
+          co[(r, c)] = co.get((r, c), 0) + k * c
+          co[(r, c, "mod")] = co.get((r, c, "mod"), 0) + k
+    keys = [kk for r, e in zip(self.lane_ranges, self.extents)
+            for kk in ([((r, splits[r]), e // splits[r]), ((r, splits[r], "mod"), splits[r])] if r in splits else [(r, e)])]
+    # a lane key in both indices (a batched matmul's batch, a grouped conv's group) is a batch:
     # one GEMM per value, each with its own K blocks and result area
-    mlanes = [(r, e, ca.get(r, 0)) for r, e in zip(self.lane_ranges, self.extents) if r not in cb]
-    nlanes = [(r, e, cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb and r not in ca]
-    batch = [(r, e, ca[r], cb[r]) for r, e in zip(self.lane_ranges, self.extents) if r in cb and r in ca]
+    mlanes = [(r, e, ca.get(r, 0)) for r, e in keys if r not in cb]
+    nlanes = [(r, e, cb[r]) for r, e in keys if r in cb and r not in ca]
+    batch = [(r, e, ca[r], cb[r]) for r, e in keys if r in cb and r in ca]
     ks = list(itertools.product(*(range(e) for e in exts)))
     a_off = [oa + sum(c * i for c, i in zip(sa, k)) for k in ks for oa, sa, _, _ in offs]
     b_off = [ob + sum(c * i for c, i in zip(sb, k)) for k in ks for _, _, ob, sb in offs]
@@ -131,6 +144,9 @@ class MxuMatch:
         continue
       # per (lane element, k) of this side: lanes flattened outer first, k as a_off/b_off run
       lane_env = _flat_values([(r, e) for r, e, _ in lanes])
+      for r, c in splits.items():  # a split range whole, where both its keys are this side's
+        if (r, c) in lane_env and (r, c, "mod") in lane_env:
+          lane_env[r] = lane_env[(r, c)] * c + lane_env[(r, c, "mod")]
       k_env = {r: np.repeat(np.array([k[i] for k in ks]), len(terms)) for i, r in enumerate(rngs)}
       env = {**{r: v[:, None] for r, v in lane_env.items()}, **{r: v[None, :] for r, v in k_env.items()}}
       shape = (len(next(iter(lane_env.values()))) if lane_env else 1, len(ks) * len(terms))

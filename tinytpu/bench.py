@@ -60,11 +60,23 @@ def _suite():
     # the CNN demo's int8 network (tinytpu/demo_cnn.py) on a batch of 64 images, random weights
     "cnn_digits": (lambda: (_cnn_prepare(), Tensor(rng.integers(0, 17, (64, 1, 8, 8)).astype(np.int8), device=D).cast(dtypes.int32))[1:],
                    lambda x: _CNN["model"](x), 64, 64 * _cnn_macs()),
+    # LeNet-5 (int8 weights and activations, requantised by >> 8 and clipped like mlp_784_128_10), one 28x28 image
+    "lenet5_int8": (lambda: (i8(1, 1, 28, 28), i8(6, 1, 5, 5), i8(16, 6, 5, 5), i8(400, 120), i8(120, 84), i8(84, 10)),
+                    lambda x, c1, c2, f1, f2, f3: _lenet(x, c1, c2, f1, f2, f3), 1, _LENET_MACS),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
   return S
 
+
+def _lenet(x, c1, c2, f1, f2, f3):
+  q = lambda t: (t >> 8).clip(0, 127)  # noqa: E731  ReLU and requantise to int8
+  h = q(x.conv2d(c1, padding=2)).max_pool2d(2)
+  h = q(h.conv2d(c2)).max_pool2d(2).reshape(1, 400)
+  return q(q(h @ f1) @ f2) @ f3
+
+
+_LENET_MACS = 28 * 28 * 6 * 25 + 10 * 10 * 16 * 6 * 25 + 400 * 120 + 120 * 84 + 84 * 10
 
 _CNN: dict = {}
 

@@ -174,7 +174,7 @@ def test_mxu_layouts(kind):
 
 # convolutions on the MXU: cin, kh, kw reduce together (an implicit GEMM staged through index tables),
 # padding is a gated load that reads the zero, a batch/depthwise channel is one GEMM per value;
-# a grouped conv's group is co // cout_per_group (not affine): it stays on the VPU
+# a grouped conv's group is co // cout_per_group: the out-channel range splits into group (a batch) and channel
 CONVS = {
   "conv2d": (lambda x, w: x.conv2d(w), (1, 3, 9, 9), (5, 3, 3, 3), True),
   "batch2": (lambda x, w: x.conv2d(w), (2, 3, 7, 8), (4, 3, 3, 2), True),
@@ -184,7 +184,8 @@ CONVS = {
   "padding_asym": (lambda x, w: x.conv2d(w, padding=(2, 0, 1, 1)), (2, 2, 5, 7), (3, 2, 2, 3), True),
   "conv1d": (lambda x, w: x.conv2d(w), (1, 4, 20), (8, 4, 5), True),
   "depthwise": (lambda x, w: x.conv2d(w, groups=4, padding=1), (1, 4, 8, 8), (4, 1, 3, 3), True),
-  "groups2": (lambda x, w: x.conv2d(w, groups=2), (1, 4, 8, 8), (6, 2, 3, 3), False),
+  "groups2": (lambda x, w: x.conv2d(w, groups=2), (1, 4, 8, 8), (6, 2, 3, 3), True),
+  "groups3_pad": (lambda x, w: x.conv2d(w, groups=3, padding=1), (2, 6, 5, 5), (9, 2, 3, 3), True),
 }
 
 
