@@ -37,7 +37,7 @@ class Analysis:
       if u.op is Ops.PARAM and u.arg.addrspace == AddrSpace.GLOBAL:
         dt = u.dtype
         if dt not in SUPPORTED_DTYPES:
-          raise unsupported(u, f"buffer dtype {dt} (lanes are 32 bits: int32, uint32, float32, bool and narrow ints only)")
+          raise unsupported(u, f"buffer dtype {dt} (lanes are 32 bits: int32, uint32, float32, bool, narrow ints and bfloat16 only)")
         size = _cint(u.src[0])
         self.bufs[u] = Buf(u.arg.slot, dt, size, base)
         base += -(-size // self.L) * self.L

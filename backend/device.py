@@ -71,14 +71,17 @@ TinyTPURenderer.compiler = TinyTPUCompiler()
 
 
 def to_lanes(mv: memoryview, dt, n: int) -> np.ndarray:
-  """A host buffer as 32-bit lanes (narrow ints sign/zero-extended, bools as 0/1)."""
+  """A host buffer as 32-bit lanes (narrow ints sign/zero-extended, bools as 0/1, bfloat16 as the
+  fp32 bit pattern of its value)."""
   a = np.frombuffer(mv, dtype=_np(dt), count=n)
+  if dt == dtypes.bfloat16:
+    return a.astype(np.uint32) << 16
   return a.view(np.uint32) if a.dtype.itemsize == 4 else a.astype(np.int32).view(np.uint32)
 
 
 def _np(dt) -> np.dtype:
   return {dtypes.int32: np.int32, dtypes.uint32: np.uint32, dtypes.float32: np.float32, dtypes.bool: np.bool_,
-          dtypes.int8: np.int8, dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16}[dt]
+          dtypes.int8: np.int8, dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16, dtypes.bfloat16: np.uint16}[dt]
 
 
 def from_lanes(lanes: np.ndarray, dt) -> np.ndarray:
@@ -86,6 +89,8 @@ def from_lanes(lanes: np.ndarray, dt) -> np.ndarray:
     return lanes.view(np.float32)
   if dt == dtypes.bool:
     return lanes != 0
+  if dt == dtypes.bfloat16:
+    return (lanes >> 16).astype(np.uint16)  # the kernels keep bf16 values exact in fp32: the low half is 0
   return lanes.view(np.int32).astype(_np(dt))  # narrow ints wrap
 
 

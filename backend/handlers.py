@@ -213,7 +213,14 @@ class Handlers:
       return srcs[0]
     if u.op in _WRAPS and (w := _narrow(dt)) is not None:
       self.ins(w, t, t)
+    if dt == dtypes.bfloat16:
+      self.round_bf16(t)
     return t
+
+  def round_bf16(self, t: VT):
+    """A bf16 result: its fp32 value rounded to bf16 (RNE) and back, exact in fp32."""
+    self.ins("VF2BF16", t, t)
+    self.ins("VBF162F", t, t)
 
   def udiv32(self, u: UOp, a: VT, b: VT) -> VT:
     """uint32 a / b (or a % b) from the signed divider: a >> 1 is a non-negative int32, so
@@ -249,11 +256,13 @@ class Handlers:
         raise unsupported(u, f"constant of dtype {dt}")
       return Const(bool(src.val) if dt == dtypes.bool else float(src.val) if dtypes.is_float(dt) else _fold_int(src.val, dt), dt)
     if dt not in SUPPORTED_DTYPES or sdt not in SUPPORTED_DTYPES:
-      raise unsupported(u, f"cast {sdt} -> {dt}: only 32-bit lane dtypes (int32, uint32, float32, bool, int8/16, uint8/16)")
+      raise unsupported(u, f"cast {sdt} -> {dt}: only 32-bit lane dtypes (int32, uint32, float32, bool, int8/16, uint8/16, bfloat16)")
     if isinstance(src, Const):
       if u.op is Ops.BITCAST:
         return Const(struct.unpack("<f" if dtypes.is_float(dt) else "<I", struct.pack("<I", _bits(src.val, sdt)))[0], dt)
       return Const(src.val if not dtypes.is_int(dt) else int(src.val), dt) if dt != dtypes.bool else Const(bool(src.val), dt)
+    if u.op is Ops.BITCAST and dtypes.bfloat16 in (dt, sdt) and dt != sdt:
+      raise unsupported(u, f"bitcast {sdt} -> {dt}: bfloat16 lanes hold fp32 patterns")
     if u.op is Ops.BITCAST or dt == sdt:
       return src
     if isinstance(src, SReg) and dtypes.is_int(dt) and dtypes.is_int(sdt) and dt.itemsize == 4 and sdt.itemsize == 4:
@@ -262,8 +271,15 @@ class Handlers:
     t = VT("cast")
     if dt == dtypes.bool:
       self.ins("VFCMPNE" if dtypes.is_float(sdt) else "VCMPNE", t, x, self.tile(Const(0, sdt), sdt))
+    elif dtypes.is_float(dt) and dtypes.is_float(sdt):  # bf16 <-> fp32: exact one way, rounded the other
+      if dt != dtypes.bfloat16:
+        return x
+      self.ins("VMOV", t, x)
+      self.round_bf16(t)
     elif dtypes.is_float(dt):
       self.ins("VU2F" if _cls(sdt) == 1 and sdt != dtypes.bool else "VI2F", t, x)
+      if dt == dtypes.bfloat16:
+        self.round_bf16(t)
     elif dtypes.is_float(sdt):
       self.ins("VF2I", t, x)
       if (w := _narrow(dt)) is not None:

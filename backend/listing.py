@@ -26,7 +26,7 @@ from tinytpu.config import Config
 
 # the lane dtypes by their listing names
 _DTYPES = {"int32": dtypes.int32, "uint32": dtypes.uint32, "float32": dtypes.float32, "bool": dtypes.bool, "int8": dtypes.int8,
-           "uint8": dtypes.uint8, "int16": dtypes.int16, "uint16": dtypes.uint16}
+           "uint8": dtypes.uint8, "int16": dtypes.int16, "uint16": dtypes.uint16, "bfloat16": dtypes.bfloat16}
 _NAME = {dt: n for n, dt in _DTYPES.items()}
 
 

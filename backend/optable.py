@@ -24,6 +24,9 @@ HOIST_MAX = 4  # constant tiles kept in registers across the lane loop (more wou
 
 def _bits(v, dt: DType) -> int:
   """The 32-bit lane pattern of a constant of dtype dt."""
+  if dt == dtypes.bfloat16:  # the fp32 pattern of the value rounded to bf16, as tinygrad rounds it
+    from tinygrad.dtype import float_to_bf16
+    return struct.unpack("<I", struct.pack("<f", float_to_bf16(float(v))))[0]
   if dtypes.is_float(dt):
     return struct.unpack("<I", struct.pack("<f", float(v)))[0]
   if dt == dtypes.bool:
@@ -43,7 +46,10 @@ def _narrow(dt: DType) -> str | None:
           dtypes.bool: None}.get(dt)
 
 
-SUPPORTED_DTYPES = (dtypes.int32, dtypes.uint32, dtypes.float32, dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)
+# bfloat16: one per lane, held as the fp32 bit pattern of its value (low 16 bits 0), so loads, stores,
+# gathers and float ops need nothing special; a bf16 result is rounded (RNE) with VF2BF16 + VBF162F
+SUPPORTED_DTYPES = (dtypes.int32, dtypes.uint32, dtypes.float32, dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16,
+                    dtypes.bfloat16)
 
 
 def unsupported(u: UOp, why: str) -> NotImplementedError:

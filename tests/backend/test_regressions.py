@@ -87,6 +87,34 @@ def test_against_python_device(name):
     np.testing.assert_array_equal(got, exp)
 
 
+# bfloat16 buffers: one per lane as fp32 patterns, every bf16 result rounded (RNE) as tinygrad's
+# truncate does; compared bit for bit (as float32) with PYTHON
+BF = (np.random.default_rng(3).standard_normal(300) * 100).astype(np.float32)
+BF16 = {
+  "add": lambda t: t.cast(dtypes.bfloat16) + t.flip(0).cast(dtypes.bfloat16),
+  "mul_sum": lambda t: (t.cast(dtypes.bfloat16) * 0.37).sum(),
+  "exp_div": lambda t: (t.cast(dtypes.bfloat16) / 300).exp() / 7,
+  "round_trip": lambda t: (t.cast(dtypes.bfloat16) * 3).cast(dtypes.float32) + t,
+  "max": lambda t: t.cast(dtypes.bfloat16).reshape(30, 10).max(1),
+  "to_int": lambda t: (t.cast(dtypes.bfloat16) * 7).cast(dtypes.int32),
+  "from_int": lambda t: (t.cast(dtypes.int32) * 100003).cast(dtypes.bfloat16),
+  "stored": lambda t: t.cast(dtypes.bfloat16).contiguous().realize().reshape(15, 20).permute(1, 0) - 1,
+}
+
+
+@pytest.mark.parametrize("name", list(BF16))
+def test_bfloat16_against_python_device(name):
+  got, exp = (BF16[name](Tensor(BF, device=d)) for d in ("TINYTPU", "PYTHON"))
+  assert got.dtype == exp.dtype
+  np.testing.assert_array_equal(got.cast(dtypes.float32).numpy(), exp.cast(dtypes.float32).numpy())
+
+
+def test_bfloat16_host_round_trip():
+  x = np.array([1.0, -2.5, 3.140625, 1e30, -1e-30, 65280.0], np.float32)
+  t = Tensor(x, device="TINYTPU").cast(dtypes.bfloat16).realize()
+  np.testing.assert_array_equal(t.numpy().astype(np.float32), Tensor(x, device="PYTHON").cast(dtypes.bfloat16).numpy().astype(np.float32))
+
+
 def test_folded_accumulator_is_refused():
   """tinygrad 0.14 folds max(acc, -x) of a uint into a reduce loop that never writes its
   accumulator; reading it would return whatever the register held, so the lowering refuses."""
