@@ -413,3 +413,12 @@ def test_a_partial_report_as_each_job_finishes(tmp_path):
   results, prog = run.run(jobs, tmp_path / "out", 1, quiet=True, on_result=lambda p: seen.append([r["id"] for r in p.ordered(partial=True)]))
   assert seen == [["a:000"], ["a:000", "a:001"], ["a:000", "a:001", "a:002"]] and [r["status"] for r in results] == ["pass"] * 3
   assert "(in progress: 2 of 3 jobs done)" in report.summary_md({**fake_res(results[:2]), "partial": 3})
+
+
+@pytest.mark.parametrize("name", ["smoke", "nightly"])
+def test_expected_coverage_units_are_the_kits(name):
+  # each unit a list expects documents from is one a covergroup of tb/ names (a misspelt unit would fail every night)
+  src = "".join(f.read_text() for f in (ROOT / "tb").rglob("*.py"))
+  units = plan.load(name)["coverage_units"]
+  assert {"mxu", "vpu", "xlu", "vmem", "psum", "vrf", "fp"} <= set(units)
+  assert all(f'"{u}"' in src for u in units), [u for u in units if f'"{u}"' not in src]
