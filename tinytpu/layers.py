@@ -35,7 +35,7 @@ NAMES = [name for name, _ in LAYERS]
 
 # third-party packages a layer below the one named here must not import
 THIRD_PARTY = {"tinygrad": "backend", "torch": "apps", "cocotb": "testbenches", "pyuvm": "testbenches",
-               "cocotb_bus": "testbenches", "dask": "regression", "distributed": "regression",
+               "dask": "regression", "distributed": "regression",
                "sklearn": "apps", "matplotlib": "apps", "onnx": "apps"}
 
 
