@@ -46,7 +46,7 @@ def test_vsel_field_order():
 # every table entry, random legal operands: the text we write assembles to the word we build by
 # hand from the fields, and disassembly of that word assembles back to it
 def _random_operands(ins, N, rng):
-  vals, word, text = {}, (ins.op << 56) | ((ins.fn or 0) << 48), []
+  word, text = (ins.op << 56) | ((ins.fn or 0) << 48), []
   for o in ins.operands:
     lsb, w = isa.FIELDS[o.field]
     if o.kind in ("sreg", "vreg"):

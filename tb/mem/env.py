@@ -12,7 +12,6 @@ import os
 import numpy as np
 
 from tinytpu.tb import kit
-from tinytpu.tb.kit import ItemsSeq
 
 M32 = 0xFFFFFFFF
 
@@ -23,7 +22,6 @@ class Cyc(kit.Item):
 
 def spec(unit: str, n: int) -> dict:
   """Ports of each unit: reads (name, req, addr, data, err), writes (name, req, addr, data, err)."""
-  t, v = kit.Tile, kit.Vec
   if unit == "vmem":
     return {"reads": [("rd", "rd_req_i", "rd_addr_i", "rd_data_o", "rd_err_o"), ("mxu", "mxu_req_i", "mxu_addr_i", "mxu_data_o", "mxu_err_o")],
             "writes": [("wr", "wr_req_i", "wr_addr_i", "wr_data_i", "wr_err_o")], "tiles": "TILES", "elem": True}

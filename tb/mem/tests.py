@@ -6,7 +6,9 @@ import pyuvm
 from cocotb.triggers import FallingEdge
 
 from tinytpu.tb import kit
-from .env import Cyc, ItemsSeq, MemEnv, channel, spec
+from tinytpu.tb.kit import ItemsSeq
+
+from .env import Cyc, MemEnv, channel, spec
 
 M32 = 0xFFFFFFFF
 

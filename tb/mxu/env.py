@@ -9,7 +9,6 @@ from pyuvm import uvm_component
 
 from tinytpu.golden import mxu as golden
 from tinytpu.tb import kit
-from tinytpu.tb.kit import ItemsSeq
 
 T_BINS = ["1", "2", "3-4", "5-8", "9-32", "33+"]
 CMDS = ["MLW", "MMUL"]

@@ -6,7 +6,9 @@ import pyuvm
 from cocotb.triggers import FallingEdge, ReadOnly
 
 from tinytpu.tb import kit
-from .env import Cmd, ItemsSeq, MxuEnv, Read, Write, bad
+from tinytpu.tb.kit import ItemsSeq
+
+from .env import Cmd, MxuEnv, Read, Write
 
 M32 = 0xFFFFFFFF
 

@@ -12,7 +12,6 @@ import numpy as np
 from tinytpu import isa
 from tinytpu.golden.xlu import OPS as GOLDEN
 from tinytpu.tb import kit
-from tinytpu.tb.kit import ItemsSeq
 
 FNS = list(isa.XLU_FNS)  # index = fn code
 ROTS = [i.mnemonic for i in isa.INSTRS if i.datapath == "xlu" and any(o.name in ("k", "sk") for o in i.operands)]  # rotate by an amount
@@ -140,7 +139,6 @@ class XluEnv(kit.Env):
     self.req.ap.connect(self.sb.req_export)
     self.rsp.ap.connect(self.sb.rsp_export)
     self.req.ap.connect(self.cov.export(self.cov.sample))
-
 
 
 def directed(n: int, rng: random.Random) -> list[XluReq]:

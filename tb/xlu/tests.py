@@ -20,7 +20,7 @@ class XluDirected(XluTest):
   """Every function at its edge cases, back to back."""
   async def body(self):
     self.items = E.directed(_n(), self.rng)
-    await E.ItemsSeq("directed", self.items).start(self.env.req.seqr)
+    await kit.ItemsSeq("directed", self.items).start(self.env.req.seqr)
 
   def check_phase(self):
     assert self.env.sb.checked == len(self.items), f"checked {self.env.sb.checked} of {len(self.items)}"
@@ -32,7 +32,7 @@ class XluRandom(XluTest):
   async def body(self):
     n = _n()
     self.count = int(os.environ.get("TINYTPU_XLU_OPS", 0)) or {4: 800, 8: 1500}.get(n, 200)
-    await E.ItemsSeq("random", E.random_items(n, self.rng, self.count)).start(self.env.req.seqr)
+    await kit.ItemsSeq("random", E.random_items(n, self.rng, self.count)).start(self.env.req.seqr)
 
   def check_phase(self):
     assert self.env.sb.checked == self.count, f"checked {self.env.sb.checked} of {self.count}"
@@ -57,4 +57,4 @@ class XluBrokenModel(XluTest):
   env_cls = BrokenEnv
 
   async def body(self):
-    await E.ItemsSeq("d", [E.XluReq("x").make(self.rng, _n(), "XROT", 0, k=1)]).start(self.env.req.seqr)
+    await kit.ItemsSeq("d", [E.XluReq("x").make(self.rng, _n(), "XROT", 0, k=1)]).start(self.env.req.seqr)
