@@ -117,9 +117,10 @@ class Machine:
     elif mn == "JMP":
       tgt = pc + o["target"]
       def f(n): return tgt
-    elif mn in ("LOOP", "LOOPI"):
+    elif mn in isa.HW_LOOPS:
       end = pc + o["end"]
-      count = (lambda: s32(s[a])) if mn == "LOOP" else (lambda k=o["count"]: k)
+      # the count: a scalar register (signed) or an immediate, as the operand's kind says
+      count = (lambda: s32(s[a])) if "ra" in ins.reg_fields("sreg", False) else (lambda k=o["count"]: k)
       # a LOOP never falls through into the back-edge check: it returns its next pc explicitly, and
       # the nesting rule keeps it off the last body pc of the enclosing loop
       def f(n):
@@ -196,9 +197,9 @@ class Machine:
     elif unit == "xlu":
       op = xlu.OPS[mn]
       k, r0, c0 = o.get("k", 0), o.get("r0", 0), o.get("c0", 0)
-      if mn in ("XROTS", "XSROTS"):
+      if ins.reg_fields("sreg", False):  # the amount from a scalar register
         def f(n): v[d] = op(v[a], None, s32(s[b]), 0, 0)
-      elif mn == "XSHUF":
+      elif "rb" in ins.reg_fields("vreg", False):  # an index tile
         def f(n): v[d] = op(v[a], v[b], 0, 0, 0)
       else:
         def f(n): v[d] = op(v[a], None, k, r0, c0)

@@ -73,6 +73,7 @@ module sxu
   output logic [3:0]                dec_rb_o,
   output logic [3:0]                dec_rc_o,
   output logic [3:0]                dec_rs_o,      // VRF port s: VST/PST data (rb), VSCATTER's (rd)
+  output dp_e                       dec_dp_o,      // the datapath of channel A's instruction (the decode)
   // issue of a vector-side instruction (VSPLAT, VLD..VFILL, VPU, XLU, MLW, MMUL)
   output logic                      iss_valid_o,
   output logic [31:0]               iss_scalar_o,  // VSPLAT: sa; XROTS/XSROTS: sb; else imm
@@ -476,6 +477,7 @@ module sxu
   assign dec_rb_o = sel1 ? rb1 : rb;
   assign dec_rc_o = sel1 ? rc1 : rc;
   assign dec_rs_o = is_vst ? rb : st1 ? rb1 : d0.rvd ? rd : rb;
+  assign dec_dp_o = sel1 ? d1.dp : d0.dp;
   assign a_sa     = sel1 ? sa1 : sa;
   assign a_sb     = sel1 ? sb1 : sb;
   assign a_imm    = sel1 ? imm1 : imm;

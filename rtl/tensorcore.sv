@@ -59,6 +59,7 @@ module tensorcore
   // SXU
   logic [7:0]         op, fn;
   logic [3:0]         rd, ra, rb, rc, rs;
+  dp_e                dp;        // the decoded datapath of channel A (tinytpu_pkg::decode)
   logic               iss;
   logic [31:0]        iss_scalar, iss_addr, iss_addr2;
   logic [L-1:0][31:0] iss_eaddr;
@@ -100,6 +101,7 @@ module tensorcore
     .dec_rb_o     (rb),
     .dec_rc_o     (rc),
     .dec_rs_o     (rs),
+    .dec_dp_o     (dp),
     .iss_valid_o  (iss),
     .iss_scalar_o (iss_scalar),
     .iss_addr_o   (iss_addr),
@@ -174,12 +176,12 @@ module tensorcore
   logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct;
   assign is_vld  = ld_valid;  // VLD/VST come on the SXU's load and store channels
   assign is_vst  = st_valid;
-  assign is_pld  = iss && op == OP_PLD;
-  assign is_pst  = iss && op == OP_PST;
-  assign is_mlw  = iss && op == OP_MLW;
-  assign is_mmul = iss && op == OP_MMUL;
-  assign is_gth  = iss && op == OP_VGATHER;
-  assign is_sct  = iss && op == OP_VSCATTER;
+  assign is_pld  = iss && dp == DP_PLD;
+  assign is_pst  = iss && dp == DP_PST;
+  assign is_mlw  = iss && dp == DP_MXU && op == OP_MLW;   // the MXU's two commands
+  assign is_mmul = iss && dp == DP_MXU && op == OP_MMUL;
+  assign is_gth  = iss && dp == DP_GATHER;
+  assign is_sct  = iss && dp == DP_SCATTER;
 
   logic [L-1:0][31:0] psum_rd, mxu_vdata;
   logic               mxu_vreq, mxu_pwe, mxu_pacc;
@@ -242,8 +244,8 @@ module tensorcore
   logic [3:0]         vpu_tag, xlu_tag;
   logic               unused_vpu_busy, vpu_res_valid, xlu_res_valid;
 
-  assign vpu_valid = iss && op == OP_VPU;
-  assign xlu_valid = iss && op == OP_XLU;
+  assign vpu_valid = iss && dp == DP_VPU;
+  assign xlu_valid = iss && dp == DP_XLU;
 
   vpu #(.N(N), .TAG_W(4)) u_vpu (
     .clk_i,

@@ -213,8 +213,10 @@ instructions always issue alone. Results never depend on pairing.
 
 ## Adding an instruction
 
-The table `tinytpu/isa.py` is the one place an instruction is defined; nothing else lists
-instructions.
+The table `tinytpu/isa.py` is the one place an instruction and its properties are defined: no
+other file keeps a set of instructions that share a property (decode, operand roles, classes,
+latencies); only an instruction's meaning (its golden function, its RTL datapath, a lowering that
+emits it) names it elsewhere.
 
 1. Add it to `_build()` (a VPU or XLU function: a row of `_VPU` or `_XLU`): mnemonic, opcode (`OP`)
    and function code, operands (kind `sreg`/`vreg`/`simm`/`uimm`/`target`/`mem`, field, range; role:
