@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
 
 all: test
 
@@ -116,6 +116,11 @@ profile: $(STAMP)
 # an int8 MLP on scikit-learn's digits, trained on the host, inference through tinygrad on the RTL
 demo: $(STAMP)
 	$(PY) -m tinytpu demo
+
+# mutation testing of the RTL (tinytpu/mutate.py, doc/mutation.md): PER_FILE mutants per unit file
+PER_FILE ?= 5
+mutate: $(STAMP)
+	$(PY) -m tinytpu mutate --per-file $(PER_FILE) --json build/mutation.json
 
 # the int8 conv net (convs on the MXU) and its ONNX export through tinygrad's OnnxRunner (tinytpu/demo_cnn.py)
 demo-cnn: $(STAMP)

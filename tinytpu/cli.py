@@ -17,6 +17,7 @@ COMMANDS = {
   "bench": ("tinytpu.bench", "the benchmark suite through tinygrad on the RTL: cycles, elems/cycle, MAC utilisation (--json out.json)"),
   "profile": ("tinytpu.profile", "run a bundle on the RTL with per-cycle events: instruction mix, unit busy, stalls (--trace-events out.json, --html out.html)"),
   "demo": ("tinytpu.demo", "train an int8 MLP on scikit-learn's digits and run its inference on TINYTPU"),
+  "mutate": ("tinytpu.mutate", "mutation testing of the RTL: mutants built from a copy of rtl/, each run in its unit's environment (--per-file K --files a.sv,b.sv --list)"),
   "triage": ("tinytpu.triage", "run an ONNX model or a script on TINYTPU: per kernel its lowering, cycles, utilisation; failures with where the fix belongs"),
   "fuzz": ("tinytpu.fuzz", "random tinygrad programs on TINYTPU against tinygrad's PYTHON device (--seeds N --seed S --index I --sim golden)"),
 }
