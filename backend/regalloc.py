@@ -3,7 +3,6 @@ scan over the 16 vector registers spilling to VMEM scratch tiles; the text of th
 from __future__ import annotations
 
 
-
 from tinytpu.backend import loops
 from tinytpu.backend.vcode import SR, VT, Ins, Label, sregs, vdef, vreads, vts
 from tinytpu.config import DEFAULT

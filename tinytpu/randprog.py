@@ -482,7 +482,7 @@ def shrink(prog: Program, bad, max_tries: int = 3000) -> Program:
       if len(new) < len(blk):
         prog, changed = with_block(new), True
     for path in _blocks(prog.items)[1:]:  # loops: unwrap, then one iteration
-      try: parent, lp = _block_at(prog.items, path[:-1]), _block_at(prog.items, path[:-1])[path[-1]]
+      try: lp = _block_at(prog.items, path[:-1])[path[-1]]
       except (IndexError, AttributeError): continue
       if not isinstance(lp, Loop): continue
       p = copy.deepcopy(prog)
