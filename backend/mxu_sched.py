@@ -8,7 +8,7 @@ from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
 
 
-STAGE_LOOP_MIN = 32  # consecutive tiles staged by a loop rather than unrolled
+STAGE_LOOP_MIN = 256  # consecutive tiles staged by a loop rather than unrolled (shorter runs unrolled: no loop overhead)
 
 
 def _blocks(d: Dot, N: int) -> int:
