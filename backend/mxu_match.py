@@ -134,6 +134,8 @@ class MxuMatch:
     mlanes = [(r, e, ca.get(r, 0)) for r, e in keys if r not in cb]
     nlanes = [(r, e, cb[r]) for r, e in keys if r in cb and r not in ca]
     batch = [(r, e, ca[r], cb[r]) for r, e in keys if r in cb and r in ca]
+    if all(e == 1 for _, e, _ in mlanes + nlanes):
+      return None  # one output element per GEMM (a dot product of two vectors): the VPU's reduce is the better unit
     ks = list(itertools.product(*(range(e) for e in exts)))
     a_off = [oa + sum(c * i for c, i in zip(sa, k)) for k in ks for oa, sa, _, _ in offs]
     b_off = [ob + sum(c * i for c, i in zip(sb, k)) for k in ks for _, _, ob, sb in offs]

@@ -33,6 +33,9 @@ CASES = {
   "uint32_div_mod": (lambda t: (t // (t.flip(0) * 2654435761 + 7)) + (t % (t.flip(0) * 40503)),
                      (np.arange(64, dtype=np.int64) * 67108859 + 3).astype(np.uint32)),
   "uint32_mod_zero": (lambda t: (t % t.flip(0)) + (t // t.flip(0)), np.array([0, 5, 2**31, 2**32 - 1, 0, 9, 4, 0], np.uint32)),
+  # found by the fuzzer: a product summed to one element was taken for a 1x1 GEMM on the MXU, whose
+  # int8 contract then refused int32 values (seed 20261202 index 3815)
+  "dot_of_wide_ints": (lambda t: (t * t.reshape(1, 2, 1, 1)).sum(), np.array([[[675460599]], [[1823226897]]], np.int32)),
   # found by the fuzzer: an induction register was taken from a register freed inside its loop
   # (reduces over flipped, broadcast, strided and convolved views: issue 12's fuzz families 1-5)
   "flip_sum": (lambda t: t.flip(1).sum(), np.ones((2, 2), np.float32)),
