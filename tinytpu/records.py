@@ -25,6 +25,9 @@ class BundleError(ValueError):
     self.line, self.why = line, why
     super().__init__(f"error line {line}: {why}")
 
+  def __reduce__(self):  # picklable with its arguments (a process pool sends exceptions back)
+    return BundleError, (self.line, self.why)
+
 
 @dataclasses.dataclass(eq=False)
 class Bundle:

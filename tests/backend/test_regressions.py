@@ -131,6 +131,9 @@ def test_compile_errors_are_picklable():
   from tinytpu.asm import AsmError
   e = pickle.loads(pickle.dumps(AsmError(17, "vmem address 65536 out of range")))
   assert isinstance(e, AsmError) and (e.line, str(e)) == (17, "line 17: vmem address 65536 out of range")
+  from tinytpu.records import BundleError
+  e = pickle.loads(pickle.dumps(BundleError(3, "bad tile")))
+  assert isinstance(e, BundleError) and (e.line, str(e)) == (3, "error line 3: bad tile")
 
 
 def test_too_big_kernel_fails_through_the_compile_pool():
