@@ -36,6 +36,14 @@ def test_a_real_mutant_is_killed():
   assert mutate.run(m).status == "killed", m
 
 
+def test_a_mutant_that_does_not_build_is_stillborn_not_killed():
+  # the kit raises AssertionError for a failed build too: that must not count as a kill
+  line = next(i for i, t in enumerate((tools.RTL / "xlu.sv").read_text().splitlines(), 1) if "src[i] = {r, c + k};" in t)
+  m = next(m for m in mutate.candidates(tools.RTL / "xlu.sv") if m.line == line and m.kind == "operator")
+  m.after = m.before.replace("c + k", "c + + ;")  # not SystemVerilog
+  assert mutate.run(m).status == "stillborn", m
+
+
 def test_unknown_file_is_refused(capsys):
   assert mutate.main(["--files", "nope.sv", "--list"]) == 2
   assert "no unit environment for nope.sv" in capsys.readouterr().err
@@ -47,4 +55,6 @@ def test_mutation_score():
   ms = [mutate.run(m) for m in mutate.choose(list(mutate._units()), 5, 1)]
   s = mutate.summary(ms)
   survivors = [f"{m.name}: {m.before!r} -> {m.after!r}" for m in ms if m.status == "survived"]
+  stillborn = sum(m.status == "stillborn" for m in ms)
+  assert stillborn <= len(ms) // 4, f"{stillborn} of {len(ms)} mutants do not build: the operators need fixing, not the score"
   assert s["score"] is not None and s["score"] >= 0.95, "survivors:\n" + "\n".join(survivors)

@@ -107,12 +107,13 @@ def run(m: Mutant) -> Mutant:
   try:
     kit.build_and_run(top, srcs, module, params, testcase=testcase, extra_env=env)
     m.status = "survived"
-  except AssertionError as e:  # the environment failed: killed
-    m.status, m.detail = "killed", str(e).splitlines()[0][:200]
-  except Exception as e:  # noqa: BLE001  a build error: the mutant is not a design
-    m.status, m.detail = "stillborn", f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-  m.seconds = time.monotonic() - t0
-  shutil.rmtree(d, ignore_errors=True)
+  except AssertionError as e:  # the kit reports a failed build and a failed environment alike
+    first = str(e).splitlines()[0] if str(e) else ""
+    m.status = "stillborn" if first.startswith("Verilator build of") else "killed"  # a mutant that does not build is no design
+    m.detail = first[:200]
+  finally:  # any other exception is the harness's own failure: it propagates
+    m.seconds = time.monotonic() - t0
+    shutil.rmtree(d, ignore_errors=True)
   return m
 
 
