@@ -15,7 +15,11 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
   (no 32-bit wrap) and checked against the memory size;
 - LOOP/LOOPI check the loop-stack rules (4 active, nesting) before looking at the count, so a
   skipped loop (count <= 0) traps exactly like one that would push;
-- MMUL checks its VMEM source range before its PSUM destination range."""
+- MMUL checks its VMEM source range before its PSUM destination range;
+- DMA.IN/DMA.OUT copy at issue (cycle-free; the RTL interlocks so that every program sees that),
+  row by row and tile by tile in increasing order (a later copy of a tile wins), after checking
+  every row's VMEM range and then every row's HBM range: a trapping DMA copies nothing. DMA.WAIT
+  is a no-operation; DMA.CFG sets the shape (rows, hstride, vstride), 1, 0, 0 after reset."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +27,7 @@ import numpy as np
 from tinytpu import isa
 from tinytpu.bundle import Bundle, Result
 from tinytpu.config import DEFAULT, Config
+from tinytpu.golden import hbm as hbm_store
 from tinytpu.golden import mxu, xlu
 from tinytpu.golden.ops import VPU
 
@@ -69,6 +74,8 @@ class Machine:
     self.vregs = np.zeros((16, N, N), np.uint32)
     self.vmem = np.zeros((config.VMEM_TILES, N, N), np.uint32)
     self.psum = np.zeros((config.PSUM_TILES, N, N), np.uint32)
+    self.hbm = hbm_store.HBM(config.HBM_TILES, N)
+    self.dma_shape = (1, 0, 0)                            # DMA.CFG: rows, hstride, vstride
     self.w = np.zeros((N, N), np.int8)                   # MXU weight tile
     self.loops: list[list[int]] = []                     # [start, last body pc, remaining iterations]
     self.pc, self.retired = 0, 0
@@ -78,6 +85,7 @@ class Machine:
   def load(self, bundle: Bundle) -> None:
     for a, t in bundle.vmem.items(): self.vmem[a] = t
     for a, t in bundle.psum.items(): self.psum[a] = t
+    for a, tiles in bundle.hbm: self.hbm.write(a, tiles)
     for r, x in bundle.sregs.items():
       if r: self.sregs[r] = int(x) & M32
     self.load_program(bundle.program)
@@ -210,6 +218,27 @@ class Machine:
         if not (0 <= x and x + T <= VT): raise _Stop("vmem_out_of_range")
         if not (0 <= p and p + T <= PT): raise _Stop("psum_out_of_range")
         psum[p:p + T] = mxu.mmul(psum[p:p + T], vmem[x:x + T], m.w, acc)
+    elif mn in ("DMA.IN", "DMA.OUT"):
+      T, doff, soff, to_vmem = o["T"], o["dst"], o["src"], mn == "DMA.IN"
+      hbm, HT = self.hbm, self.config.HBM_TILES
+      def span(base: int, stride: int, rows: int, size: int, trap: str) -> None:
+        lo, hi = base + min(0, (rows - 1) * stride), base + max(0, (rows - 1) * stride) + T
+        if lo < 0 or hi > size: raise _Stop(trap)
+      def f(n):
+        rows, hs, vs = m.dma_shape
+        d0, s0 = s32(s[a]) + doff, s32(s[b]) + soff
+        vb, hb = (d0, s0) if to_vmem else (s0, d0)
+        span(vb, vs, rows, VT, "vmem_out_of_range")
+        span(hb, hs, rows, HT, "hbm_out_of_range")
+        for r in range(rows):
+          v0, h0 = vb + r * vs, hb + r * hs
+          if to_vmem: vmem[v0:v0 + T] = hbm.read(h0, T)
+          else: hbm.write(h0, vmem[v0:v0 + T].copy())
+    elif mn == "DMA.WAIT":
+      return _nop
+    elif mn == "DMA.CFG":
+      shape = (o["rows"], o["vstride"])
+      def f(n): m.dma_shape = (shape[0], s32(s[a]), shape[1])
     else:  # an instruction the table gained after this interpreter: fail loudly, but only if it runs
       def f(n): raise NotImplementedError(f"golden interpreter: no semantics for {mn} (pc {pc})")
     return f
@@ -253,6 +282,9 @@ class Machine:
 
   def dump(self, what: str, addr: int, count: int) -> list[tuple[str, int, np.ndarray]]:
     if what == "sreg": return [("sreg", 0, np.array(self.sregs[:count], np.uint32))]
+    if what == "hbm":
+      if not (0 <= addr and addr + count <= self.config.HBM_TILES): raise ValueError(f"dump hbm {addr} {count}: out of range")
+      return [("hbm", addr, self.hbm.read(addr, count))]
     mem = {"vmem": self.vmem, "psum": self.psum}[what]
     if not (0 <= addr and addr + count <= len(mem)): raise ValueError(f"dump {what} {addr} {count}: out of range")
     return [(what, addr + i, mem[addr + i].copy()) for i in range(count)]

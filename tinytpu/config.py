@@ -21,9 +21,18 @@ class Config:
   IMEM_WORDS: int = 4096  # 64-bit program words
   VREGS: int = 16
   SREGS: int = 16
+  # HBM (doc/hbm.md): capacity in tiles, and the timing of the RTL model (the golden model is
+  # cycle-free and uses the capacity only): read latency in cycles from request to data, write
+  # latency to acknowledge, and bandwidth HBM_BW_NUM / HBM_BW_DEN tiles per cycle (at most 1: a
+  # core's DMA port moves one tile a cycle)
+  HBM_TILES: int = 1 << 20
+  HBM_LATENCY: int = 100
+  HBM_BW_NUM: int = 1
+  HBM_BW_DEN: int = 1
 
   # (name, minimum) for every parameter that must be a power of two
-  _POW2_MIN = (("N", 2), ("VMEM_TILES", 64), ("PSUM_TILES", 8), ("IMEM_WORDS", 256))
+  _POW2_MIN = (("N", 2), ("VMEM_TILES", 64), ("PSUM_TILES", 8), ("IMEM_WORDS", 256), ("HBM_TILES", 64))
+  _HBM_DEFAULT = (1 << 20, 100, 1, 1)
 
   def __post_init__(self):
     for name, lo in self._POW2_MIN:
@@ -36,6 +45,16 @@ class Config:
       raise ConfigError(f"config: N={self.N} must be <= 16 (lane indices and VEXTRACT fields are 4 bits)")
     if self.VMEM_TILES > 1 << 20 or self.PSUM_TILES > 1 << 16 or self.IMEM_WORDS > 1 << 16:
       raise ConfigError(f"config: memory sizes out of range (VMEM_TILES <= 2^20, PSUM_TILES <= 2^16, IMEM_WORDS <= 2^16): {self}")
+    for name in ("HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN"):
+      v = getattr(self, name)
+      if not isinstance(v, int) or isinstance(v, bool):
+        raise ConfigError(f"config: {name} must be an int, got {v!r}")
+    if self.HBM_TILES > 1 << 26:
+      raise ConfigError(f"config: HBM_TILES={self.HBM_TILES} must be <= 2^26")
+    if not 1 <= self.HBM_LATENCY <= 1024:
+      raise ConfigError(f"config: HBM_LATENCY={self.HBM_LATENCY} must be in [1, 1024] cycles")
+    if not 1 <= self.HBM_BW_NUM <= self.HBM_BW_DEN <= 64:
+      raise ConfigError(f"config: HBM bandwidth {self.HBM_BW_NUM}/{self.HBM_BW_DEN} tiles per cycle: need 1 <= HBM_BW_NUM <= HBM_BW_DEN <= 64")
     if self.VREGS != 16 or self.SREGS != 16:
       raise ConfigError("config: VREGS and SREGS are fixed at 16")
 
@@ -47,7 +66,18 @@ class Config:
   @property
   def name(self) -> str:
     """Stable name of this configuration, used for build directories."""
-    return f"N{self.N}_V{self.VMEM_TILES}_P{self.PSUM_TILES}_I{self.IMEM_WORDS}"
+    base = f"N{self.N}_V{self.VMEM_TILES}_P{self.PSUM_TILES}_I{self.IMEM_WORDS}"
+    if self.hbm_fields() != self._HBM_DEFAULT:  # only a non-default HBM names itself
+      base += f"_H{self.HBM_TILES}_L{self.HBM_LATENCY}_B{self.HBM_BW_NUM}of{self.HBM_BW_DEN}"
+    return base
+
+  def hbm_fields(self) -> tuple[int, int, int, int]:
+    return (self.HBM_TILES, self.HBM_LATENCY, self.HBM_BW_NUM, self.HBM_BW_DEN)
+
+  @property
+  def hbm_bw(self) -> float:
+    """HBM bandwidth in tiles per cycle."""
+    return self.HBM_BW_NUM / self.HBM_BW_DEN
 
   def header_fields(self) -> dict[str, int]:
     """The configuration fields a bundle header carries."""
@@ -67,7 +97,7 @@ class Config:
     for part in s.replace(",", " ").split():
       k, sep, v = part.partition("=")
       if not sep or k not in {f.name for f in dataclasses.fields(cls)}:
-        raise ConfigError(f"config: cannot parse {part!r} (expected NAME=value with NAME in N, VMEM_TILES, PSUM_TILES, IMEM_WORDS)")
+        raise ConfigError(f"config: cannot parse {part!r} (expected NAME=value with NAME in N, VMEM_TILES, PSUM_TILES, IMEM_WORDS, HBM_TILES, HBM_LATENCY, HBM_BW_NUM, HBM_BW_DEN)")
       try:
         kw[k] = int(v, 0)
       except ValueError:

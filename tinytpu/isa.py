@@ -41,13 +41,14 @@ def field_mask(name: str) -> int:
 #   uimm    unsigned immediate, range lo..hi (hi may name a config limit: "N-1")
 #   target  PC-relative signed offset, written as a label or a number (lo: a lower bound if not 0)
 #   mem     `[sX + imm]`: base scalar register plus signed immediate (two fields), addressing `space`:
-#           vmem (a VMEM tile), psum (a PSUM tile) or elem (VMEM elements sX + imm + va[l], one a lane);
+#           vmem (a VMEM tile), psum (a PSUM tile), hbm (an HBM tile) or elem (VMEM elements
+#           sX + imm + va[l], one a lane);
 #           `span` names the operand giving the count of consecutive tiles (MMUL's T), else one tile
 # roles: every operand is read unless `write` (spec prefix `out `): the instruction writes the
 # register, or for a memory operand the memory (its base register is always read). The operand's
 # class (`cls`) is vector, scalar, memory or immediate.
 KIND_CLASS = {"sreg": "scalar", "vreg": "vector", "mem": "memory", "simm": "immediate", "uimm": "immediate", "target": "immediate"}
-MEM_SPACES = ("vmem", "psum", "elem")
+MEM_SPACES = ("vmem", "psum", "hbm", "elem")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +128,8 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "gather": (False, 2, "VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv"),
   "scatter": (False, None, "VMEM's write port in element mode"),
   "mxu": (False, None, "the MXU command register and queue"),
+  "dma": (False, None, "the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background"),
+  "dmacfg": (True, None, "the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)"),
 }
 # the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
 # others through port 0 selected by this code
@@ -206,10 +209,11 @@ OP = {
   "VLD": 0x20, "VST": 0x21, "PLD": 0x22, "PST": 0x23, "VMOV": 0x24, "VZERO": 0x25, "VFILL": 0x26,
   "VGATHER": 0x27, "VSCATTER": 0x28,
   "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51,
+  "DMAIN": 0x60, "DMAOUT": 0x61, "DMAWAIT": 0x62, "DMACFG": 0x63,
 }
 
 TRAP_CODES = ["ok", "illegal_instruction", "vmem_out_of_range", "psum_out_of_range",
-              "imem_out_of_range", "loop_stack", "timeout"]
+              "imem_out_of_range", "loop_stack", "timeout", "hbm_out_of_range"]
 TRAP = {name: i for i, name in enumerate(TRAP_CODES)}
 
 # hardware performance counters, read by RDPERF and printed on the `perf` line
@@ -223,6 +227,9 @@ PERF_COUNTERS = [
   ("stall_waw", "issue stalls to keep write order with an earlier, still running instruction"),
   ("stall_unit", "issue stalls because the target unit is busy (MXU queue full, multi-cycle VPU busy)"),
   ("stall_fence", "cycles spent in FENCE waiting for background units"),
+  ("dma_busy", "cycles the DMA engine had a command queued or in flight"),
+  ("dma_tiles", "tiles the DMA engine moved (HBM reads of DMA.IN plus HBM writes of DMA.OUT)"),
+  ("stall_dma", "issue stalls of an instruction touching tiles an in-flight DMA owns (and of DMA.WAIT)"),
 ]
 PERF = {name: i for i, (name, _) in enumerate(PERF_COUNTERS)}
 
@@ -353,6 +360,13 @@ _XLU: list[tuple[str, str, str]] = [
 # ---------------------------------------------------------------------------------------------
 _MEM_TRAP_V = "vmem_out_of_range if the address is outside [0, VMEM_TILES)"
 _MEM_TRAP_P = "psum_out_of_range if the address is outside [0, PSUM_TILES)"
+_DMA_SHAPE = ("for r < rows, t < T (rows, hstride, vstride: the DMA shape DMA.CFG set last, 1, 0, 0 after reset), "
+              "rows in increasing order, tiles in increasing order (a later copy of a tile wins)")
+_DMA_SYNC = ("Asynchronous: the DMA engine copies in the background, in command order; the SXU interlocks every "
+             "later access to the copy's VMEM and HBM tiles (and a DMA touching tiles the MXU still reads), so "
+             "every program sees the copy complete, as if it ran at issue")
+_DMA_TRAPS = ("vmem_out_of_range if a row's VMEM tiles are outside [0, VMEM_TILES); then hbm_out_of_range if a row's "
+              "HBM tiles are outside [0, HBM_TILES); a trapping DMA copies nothing")
 _S = "SXU"
 
 
@@ -432,6 +446,18 @@ def _build() -> list[Instr]:
       "for t < T, r < N, n < N: PSUM[p+t][r][n] (= if acc=0, += if acc=1) sum_k int8(VMEM[a+t][r][k]) * W[k][n], int32 wrap; "
       "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU", datapath="mxu",
       traps="vmem_out_of_range if a tile a..a+T-1 is outside VMEM; psum_out_of_range if p..p+T-1 is outside PSUM")
+  g = "DMA (HBM)"
+  add("DMA.IN", OP["DMAIN"], None, _ops("out dst:mem:ra+immhi:vmem:T, src:mem:rb+immlo:hbm:T, T:uimm:fn:1:255"), "dma",
+      f"{_DMA_SHAPE}: VMEM[v + r*vstride + t] = HBM[h + r*hstride + t], v = sa + immhi, h = sb + immlo (16-bit signed "
+      f"offsets). {_DMA_SYNC}.", group=g, datapath="dma", traps=_DMA_TRAPS)
+  add("DMA.OUT", OP["DMAOUT"], None, _ops("out dst:mem:ra+immhi:hbm:T, src:mem:rb+immlo:vmem:T, T:uimm:fn:1:255"), "dma",
+      f"{_DMA_SHAPE}: HBM[h + r*hstride + t] = VMEM[v + r*vstride + t], h = sa + immhi, v = sb + immlo (16-bit signed "
+      f"offsets). {_DMA_SYNC}.", group=g, datapath="dma", traps=_DMA_TRAPS)
+  add("DMA.WAIT", OP["DMAWAIT"], None, (), "sxu", "wait until every DMA command has completed (timing only: the "
+      "interlocks already order every access)", group=g)
+  add("DMA.CFG", OP["DMACFG"], None, _ops("hstride:sreg:ra, rows:uimm:immhi:1:65535, vstride:uimm:immlo"), "sxu",
+      "set the DMA shape of later DMA.IN/DMA.OUT: rows = rows, hstride = sa (signed, HBM tiles between rows), "
+      "vstride = immlo (VMEM tiles between rows); a DMA already issued keeps its shape", group=g, datapath="dmacfg")
   return t
 
 

@@ -38,6 +38,9 @@ class Bundle:
   program: list[int] = dataclasses.field(default_factory=list)           # 64-bit words
   dumps: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # (kind, addr, count)
   max_cycles: int = DEFAULT_RUN
+  # HBM preloads as regions: (first tile, (count, N, N) uint32), disjoint and inside HBM_TILES
+  # (check_hbm_regions); tiles outside every region read zero
+  hbm: list[tuple[int, np.ndarray]] = dataclasses.field(default_factory=list)
 
   def __eq__(self, other) -> bool:  # tiles are arrays: compare them lane by lane, record order included
     if not isinstance(other, Bundle):
@@ -45,12 +48,14 @@ class Bundle:
     same_tiles = lambda x, y: list(x) == list(y) and all(np.array_equal(x[k], y[k]) for k in x)
     return (self.config, self.sregs, self.program, self.dumps, self.max_cycles) == \
       (other.config, other.sregs, other.program, other.dumps, other.max_cycles) and \
-      same_tiles(self.vmem, other.vmem) and same_tiles(self.psum, other.psum)
+      same_tiles(self.vmem, other.vmem) and same_tiles(self.psum, other.psum) and \
+      [a for a, _ in self.hbm] == [a for a, _ in other.hbm] and all(np.array_equal(x, y) for (_, x), (_, y) in zip(self.hbm, other.hbm))
 
 
 @dataclasses.dataclass
 class Result:
-  dumps: list[tuple[str, int, np.ndarray]]  # ("vmem"|"psum", addr, (N, N) uint32) per tile, ("sreg", 0, (16,) uint32)
+  # ("vmem"|"psum", addr, (N, N) uint32) per tile, ("sreg", 0, (16,) uint32), ("hbm", addr, (count, N, N) uint32) per dump
+  dumps: list[tuple[str, int, np.ndarray]]
   cycles: int
   perf: dict[str, int]                      # every name of isa.PERF_COUNTERS
   status: str                               # "ok" | "trap" | "timeout"
@@ -78,7 +83,24 @@ def check_value(v: int, what: str = "value") -> int:
 
 
 def _space(config: Config, kind: str) -> int:
-  return {"vmem": config.VMEM_TILES, "psum": config.PSUM_TILES}[kind]
+  return {"vmem": config.VMEM_TILES, "psum": config.PSUM_TILES, "hbm": config.HBM_TILES}[kind]
+
+
+def check_hbm_regions(config: Config, regions: list[tuple[int, np.ndarray]]) -> None:
+  """HBM preload regions must be (count, N, N) uint32 arrays inside [0, HBM_TILES) and disjoint;
+  raises ValueError naming the region."""
+  spans = []
+  for k, (addr, tiles) in enumerate(regions):
+    what = f"hbm region {k} (tiles {addr}..{addr + len(tiles) - 1})"
+    if tiles.ndim != 3 or tiles.shape[1:] != (config.N, config.N) or tiles.dtype != np.uint32 or not len(tiles):
+      raise ValueError(f"{what}: expected a non-empty (count, {config.N}, {config.N}) uint32 array, got {tiles.dtype} {tiles.shape}")
+    if addr < 0 or addr + len(tiles) > config.HBM_TILES:
+      raise ValueError(f"{what}: outside the HBM capacity [0, {config.HBM_TILES}) (HBM_TILES)")
+    spans.append((addr, addr + len(tiles), k))
+  spans.sort()
+  for (a0, e0, k0), (a1, e1, k1) in zip(spans, spans[1:]):
+    if a1 < e0:
+      raise ValueError(f"hbm region {k1} (tiles {a1}..{e1 - 1}) overlaps hbm region {k0} (tiles {a0}..{e0 - 1})")
 
 
 def check_tile(config: Config, kind: str, addr: int, vals: list[int]) -> np.ndarray:
@@ -103,8 +125,8 @@ def check_dump(config: Config, kind: str, args: list[int]) -> tuple[str, int, in
     if args:
       raise ValueError("`dump sreg` takes no arguments (it dumps all 16 registers)")
     return ("sreg", 0, 16)
-  if kind not in ("vmem", "psum"):
-    raise ValueError(f"cannot dump {kind!r} (expected vmem, psum or sreg)")
+  if kind not in ("vmem", "psum", "hbm"):
+    raise ValueError(f"cannot dump {kind!r} (expected vmem, psum, hbm or sreg)")
   if len(args) != 2:
     raise ValueError(f"`dump {kind}` takes an address and a tile count, got {len(args)} values")
   addr, count, size = args[0], args[1], _space(config, kind)
@@ -121,10 +143,16 @@ def check_run(limit: int) -> int:
   return limit
 
 
+HEADER_FIELDS = ("N", "VMEM_TILES", "PSUM_TILES", "IMEM_WORDS", "HBM_TILES", "HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN")
+
+
 def header(config: Config) -> str:
   fields = dict(config.header_fields())
   if config.IMEM_WORDS != DEFAULT.IMEM_WORDS:  # only non-default sizes need saying
     fields["IMEM_WORDS"] = config.IMEM_WORDS
+  for k in ("HBM_TILES", "HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN"):
+    if getattr(config, k) != getattr(DEFAULT, k):
+      fields[k] = getattr(config, k)
   return f"{MAGIC} {VERSION} " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
@@ -137,8 +165,8 @@ def parse_header(text: str, config: Config | None) -> Config:
   got: dict[str, int] = {}
   for t in toks[2:]:
     k, sep, v = t.partition("=")
-    if not sep or k not in ("N", "VMEM_TILES", "PSUM_TILES", "IMEM_WORDS"):
-      raise ValueError(f"bad header field {t!r} (expected N=, VMEM_TILES=, PSUM_TILES=, optional IMEM_WORDS=)")
+    if not sep or k not in HEADER_FIELDS:
+      raise ValueError(f"bad header field {t!r} (expected N=, VMEM_TILES=, PSUM_TILES=, optional {'=, '.join(HEADER_FIELDS[3:])}=)")
     if k in got:
       raise ValueError(f"header field {k} given twice")
     got[k] = parse_int(v)
@@ -150,7 +178,8 @@ def parse_header(text: str, config: Config | None) -> Config:
       return Config(**got)
     except ConfigError as e:
       raise ValueError(str(e)) from None
-  for k, v in got.items():
+  for k in HEADER_FIELDS:  # an optional field left out is its default
+    v = got.get(k, getattr(DEFAULT, k))
     if getattr(config, k) != v:
       raise ValueError(f"config mismatch: bundle has {k}={v}, the model has {k}={getattr(config, k)}")
   return config
