@@ -196,7 +196,7 @@ def format_result(r: Result) -> str:
   """The result lines of software.md §3: the dumps (one line per tile, in dump order), cycles, perf, status."""
   out = []
   for kind, addr, vals in r.dumps:
-    out.append(f"sreg {ints(vals)}" if kind == "sreg" else f"{kind} {addr} {ints(vals)}")
+    out.append(f"sreg {ints(vals)}" if kind == "sreg" else f"hbm {addr} {len(vals)} {ints(vals)}" if kind == "hbm" else f"{kind} {addr} {ints(vals)}")
   out.append(f"cycles {r.cycles}")
   out.append("perf " + " ".join(f"{name}={r.perf.get(name, 0)}" for name, _ in isa.PERF_COUNTERS))
   if r.status == "ok":

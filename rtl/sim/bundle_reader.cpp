@@ -331,9 +331,7 @@ Bundle parse_bundle(const std::string &text, const SimConfig &cfg) {
 
 void write_hbm_dump(std::ostream &o, const Bundle &, const Dump &d, const std::vector<uint32_t> &lanes, const SimConfig &cfg) {
   const size_t L = (size_t)cfg.N * cfg.N;
-  for (long long t = 0; t < d.count; t++) {
-    o << "hbm " << d.addr + t;
-    for (size_t l = 0; l < L; l++) o << ' ' << (int32_t)lanes[t * L + l];
-    o << '\n';
-  }
+  o << "hbm " << d.addr << ' ' << d.count;
+  for (size_t l = 0; l < (size_t)d.count * L; l++) o << ' ' << (int32_t)lanes[l];
+  o << '\n';
 }

@@ -36,6 +36,6 @@ struct Bundle {
 // throws BundleError
 Bundle parse_bundle(const std::string &text, const SimConfig &cfg);
 
-// the result line(s) of one `dump hbm` (lanes: d.count*N*N values) in the bundle's format (v1:
-// a text line `hbm <addr> <values>` per tile, as format_result; v2: doc/bundle.md)
+// the result line of one `dump hbm` (lanes: d.count*N*N values) in the bundle's format (v1: a
+// text line `hbm <addr> <count> <values>`, as format_result; v2: doc/bundle.md)
 void write_hbm_dump(std::ostream &o, const Bundle &b, const Dump &d, const std::vector<uint32_t> &lanes, const SimConfig &cfg);
