@@ -22,12 +22,14 @@ import sys
 
 import numpy as np
 
-from tinytpu import asm, bundle, isa
+from tinytpu import asm, bundle, isa, randdma
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT, Config
 
 # VPU functions the RTL does not implement yet (`python -m tinytpu.randprog --probe` finds them):
 # delete a name here once its RTL lands
+# whether programs copy through HBM (DMA.IN/DMA.OUT/DMA.CFG/DMA.WAIT, tinytpu/randdma.py) by default
+DMA = False  # until the RTL's DMA engine lands
 RTL_MISSING_VPU: tuple[str, ...] = ()  # VPU functions the RTL lacks (none since the transcendentals landed)
 VPU_FNS = [f for f in isa.VPU_FNS if f not in RTL_MISSING_VPU]
 SALU = [i.mnemonic for i in isa.INSTRS if i.op == isa.OP["SALU"]]
@@ -120,6 +122,7 @@ class Program:
   sregs: dict[int, int]
   vdump: list[int]          # vregs stored by the epilogue to VMEM tiles VW, VW+1, ...
   sink: int                 # the value the epilogue writes into s15
+  hbm: tuple[int, np.ndarray] | None = None  # the HBM window (first tile, (HW, N, N)): preloaded and dumped
 
   def words(self) -> list[int]:
     N = self.config.N
@@ -130,8 +133,10 @@ class Program:
   def bundle(self) -> Bundle:
     N, words = self.config.N, self.words()
     dumps = [("vmem", 0, VW + len(self.vdump)), ("psum", 0, pw(self.config)), ("sreg", 0, 16)]
+    dumps += [("hbm", self.hbm[0], len(self.hbm[1]))] if self.hbm is not None else []
     return Bundle(config=self.config, vmem=dict(self.vmem), psum=dict(self.psum), sregs=dict(self.sregs),
-                  program=words, dumps=dumps, max_cycles=watchdog(self.items, len(words), N))
+                  program=words, dumps=dumps, max_cycles=watchdog(self.items, len(words), self.config),
+                  hbm=[(self.hbm[0], self.hbm[1].copy())] if self.hbm is not None else [])
 
   def tasm(self) -> str:
     return asm.bundle_to_tasm(self.bundle())
@@ -164,29 +169,32 @@ def _emit(items: list, depth: int, N: int, body: bool = False) -> list[int]:
   return [w for p in parts for w in p]
 
 
-def _cost(w: int, N: int) -> int:
-  """Generous cycles one executed word may take (MMUL streams T*N rows; anything else may wait on it)."""
-  ins, vals = isa.decode(w, N)
-  return vals["T"] * N + 4 * N + 24 if ins.mnemonic == "MMUL" else 24 + 4 * N
+def _cost(w: int, c: Config) -> int:
+  """Generous cycles one executed word may take (MMUL streams T*N rows, a DMA waits for HBM and
+  moves its rows' tiles at the HBM's bandwidth; anything else may wait on them)."""
+  ins, vals = isa.decode(w, c.N)
+  if ins.mnemonic == "MMUL": return vals["T"] * c.N + 4 * c.N + 24
+  if ins.datapath == "dma": return 2 * c.HBM_LATENCY + -(-vals["T"] * randdma.MAX_ROWS * c.HBM_BW_DEN // c.HBM_BW_NUM) * 2 + 24
+  return 24 + 4 * c.N
 
 
-def _dyn(items: list, N: int) -> int:
+def _dyn(items: list, c: Config) -> int:
   """Upper bound of the cycles a block runs (every branch falls through, every loop runs its bound)."""
   tot = 0
   for it in items:
-    if isinstance(it, Op): tot += sum(_cost(w, N) for w in it.words)
+    if isinstance(it, Op): tot += sum(_cost(w, c) for w in it.words)
     elif isinstance(it, Branch): tot += 24
-    else: tot += 24 * (len(it.pre) + 2) + max(it.bound, 1) * (_dyn(it.body, N) + 24)
+    else: tot += 24 * (len(it.pre) + 2) + max(it.bound, 1) * (_dyn(it.body, c) + 24)
   return tot
 
 
-def watchdog(items: list, nwords: int, N: int) -> int:
-  return 4 * (_dyn(items, N) + 64 * nwords) + 10_000
+def watchdog(items: list, nwords: int, c: Config) -> int:
+  return 4 * (_dyn(items, c) + 64 * nwords) + 10_000 + 4 * c.HBM_LATENCY
 
 
 # ---------------------------------------------------------------------------------------------
-class _Gen:
-  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=()):
+class _Gen(randdma.DmaItems):
+  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False):
     self.rng = np.random.default_rng(seed)
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
@@ -200,6 +208,10 @@ class _Gen:
            "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
            "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
     if gather: fam |= {"vgather": 2, "vscatter": 2}
+    self.dma, self.vw = dma, VW
+    if dma:
+      fam |= {"dma": 4, "dmawait": .4}
+      self.hbm0 = randdma.hbm_base(r, config.HBM_TILES)
     self.fams, w = list(fam), np.array(list(fam.values()), float)
     self.p = w / w.sum()
 
@@ -298,6 +310,7 @@ class _Gen:
     if f == "mmul": return self.mmul()
     if f == "fence": return [Op([self.w("FENCE")], "fence")]
     if f == "nop": return [Op([self.w("NOP")], "nop")]
+    if f in ("dma", "dmawait"): return self.dma_item(f)
     return [self.gather_op(f)]
 
   def pair_mem(self, f: str | None = None, near: int | None = None) -> list:
@@ -407,22 +420,27 @@ class _Gen:
     vmem = {a: tile(r, N) for a in range(VW) if r.random() < .9}
     psum = {a: tile(r, N) for a in range(self.PW) if r.random() < .8}
     sregs = {x: value(r) for x in range(1, 15) if r.random() < .8}
-    return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)))
+    hbm = None
+    if self.dma:
+      win = np.stack([tile(r, N) if r.random() < .8 else np.zeros((N, N), np.uint32) for _ in range(randdma.HW)])
+      hbm = (self.hbm0, win)
+    return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)), hbm)
 
 
 def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-            perf_retired: bool = True, include: tuple = ()) -> Program:
+            perf_retired: bool = True, include: tuple = (), dma: bool | None = None) -> Program:
   """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
   `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers; `include`
-  takes VPU functions back from RTL_MISSING_VPU (to try an RTL that just gained them)."""
-  return _Gen(seed, config, length, gather, perf_retired, include).program()
+  takes VPU functions back from RTL_MISSING_VPU (to try an RTL that just gained them); `dma` adds
+  HBM copies (default: DMA)."""
+  return _Gen(seed, config, length, gather, perf_retired, include, DMA if dma is None else dma).program()
 
 
 def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             perf_retired: bool = True, include: tuple = ()) -> Bundle:
+             perf_retired: bool = True, include: tuple = (), dma: bool | None = None) -> Bundle:
   """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
   and the scalar registers, and a watchdog far above the longest possible run."""
-  return program(seed, config, length, gather, perf_retired, include).bundle()
+  return program(seed, config, length, gather, perf_retired, include, dma).bundle()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,10 +554,10 @@ def compare(b: Bundle) -> list[str]:
   return bundle.diff_results(rtl, gold)
 
 
-def repro(seed: int, config: Config, length: int, gather: bool, include: tuple = ()) -> str:
+def repro(seed: int, config: Config, length: int, gather: bool, include: tuple = (), dma: bool | None = None) -> str:
   args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + \
     ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"]) + \
-    ([f"--include {','.join(include)}"] if include else [])
+    ([f"--include {','.join(include)}"] if include else []) + ([] if dma is None else ["--dma" if dma else "--no-dma"])
   return f".venv/bin/python -m tinytpu.randprog {' '.join(args)} --trace out.vcd"
 
 
@@ -548,9 +566,9 @@ def _cfg_str(c: Config) -> str:
 
 
 def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             include: tuple = (), shrink_it: bool = True) -> tuple[str | None, Program]:
+             include: tuple = (), shrink_it: bool = True, dma: bool | None = None) -> tuple[str | None, Program]:
   """(report or None, the minimised program on a mismatch else the seed's program)."""
-  prog = program(seed, config, length, gather, include=include)
+  prog = program(seed, config, length, gather, include=include, dma=dma)
   diffs = compare(prog.bundle())
   if not diffs: return None, prog
   small = shrink(prog, lambda p: bool(compare(p.bundle()))) if shrink_it else prog
@@ -560,15 +578,15 @@ def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: 
   lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
   lines += ["  " + d for d in sdiffs[:12]]
   lines.append(small.tasm().rstrip())
-  lines.append(f"reproduce with waves: {repro(seed, config, length, gather, include)}")
+  lines.append(f"reproduce with waves: {repro(seed, config, length, gather, include, dma)}")
   return "\n".join(lines), small
 
 
 def check(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-          include: tuple = ()) -> str | None:
+          include: tuple = (), dma: bool | None = None) -> str | None:
   """Run golden and RTL on the seed's program; None if every dump, status, trap and pc agree, else a
   report: the seed, the differences, the minimised program as TASM and the command with waves."""
-  return lockstep(seed, config, length, gather, include)[0]
+  return lockstep(seed, config, length, gather, include, dma=dma)[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,6 +622,7 @@ def main(argv: list[str] | None = None) -> int:
   ap.add_argument("--print", action="store_true", help="print the program as TASM")
   ap.add_argument("--include", default="", help="VPU functions taken back from RTL_MISSING_VPU, e.g. FEXP2,FSIN")
   ap.add_argument("--probe", action="store_true", help="list the VPU/XLU/gather ops where RTL != golden")
+  ap.add_argument("--dma", action=argparse.BooleanOptionalAction, default=None, help="HBM copies in the programs (default: randprog.DMA)")
   a = ap.parse_args(argv)
   from tinytpu import cosim
   config = Config.from_str(a.config) if a.config else DEFAULT
@@ -616,8 +635,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.error(f"--include: not VPU functions: {' '.join(bad)}")
   fails = 0
   for seed in range(a.seed, a.seed + a.seeds):
-    if a.print: print(program(seed, config, a.length, a.gather, include=include).tasm())
-    rep, prog = lockstep(seed, config, a.length, a.gather, include)
+    if a.print: print(program(seed, config, a.length, a.gather, include=include, dma=a.dma).tasm())
+    rep, prog = lockstep(seed, config, a.length, a.gather, include, dma=a.dma)
     fails += rep is not None
     print(rep if rep is not None else f"seed {seed}: ok", flush=True)
     if a.trace:  # the minimised program on a mismatch, else the whole one
