@@ -131,7 +131,7 @@ class Program:
     return _emit(self.items, 0, N) + epi
 
   def bundle(self) -> Bundle:
-    N, words = self.config.N, self.words()
+    words = self.words()
     dumps = [("vmem", 0, VW + len(self.vdump)), ("psum", 0, pw(self.config)), ("sreg", 0, 16)]
     dumps += [("hbm", self.hbm[0], len(self.hbm[1]))] if self.hbm is not None else []
     return Bundle(config=self.config, vmem=dict(self.vmem), psum=dict(self.psum), sregs=dict(self.sregs),
