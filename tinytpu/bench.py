@@ -63,6 +63,13 @@ def _suite():
     # LeNet-5 (int8 weights and activations, requantised by >> 8 and clipped like mlp_784_128_10), one 28x28 image
     "lenet5_int8": (lambda: (i8(1, 1, 28, 28), i8(6, 1, 5, 5), i8(16, 6, 5, 5), i8(400, 120), i8(120, 84), i8(84, 10)),
                     lambda x, c1, c2, f1, f2, f3: _lenet(x, c1, c2, f1, f2, f3), 1, _LENET_MACS),
+    # from HBM (doc/hbm.md): an int32 add of 1M elements streams 3 tiles through the DMA per tile computed
+    "add_1M": (lambda: (i32(np.arange(1 << 20)), i32(np.arange(1 << 20)[::-1].copy())), lambda a, b: a + b, 1 << 20, 0),
+    # the int8 MLP at batch 256
+    "mlp_784_128_10_b256": (lambda: (i8(256, 784), i8(784, 128), i32(rng.integers(-5000, 5000, 128)), i8(128, 10)),
+                            lambda x, w1, b1, w2: ((x @ w1 + b1).relu() >> 8).minimum(127) @ w2,
+                            256 * 784 * 128 + 256 * 128 * 10, 256 * 784 * 128 + 256 * 128 * 10),
+    "gemm_1024x1024x1024": (lambda: (i8(1024, 1024), i8(1024, 1024)), lambda a, b: a @ b, 1024 ** 3, 1024 ** 3),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
@@ -93,7 +100,10 @@ def _cnn_macs() -> int:
 
 
 # kernels run at another configuration, each in its own process (the backend's configuration is fixed per process)
-OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2048 PSUM_TILES=256")}
+OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2048 PSUM_TILES=256"),
+                 "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16")}
+# run only through OTHER_CONFIGS (too slow at N = 4)
+ONLY_ELSEWHERE = ("gemm_1024x1024x1024",)
 
 
 def run_elsewhere(name: str) -> dict:
@@ -107,6 +117,7 @@ def run_elsewhere(name: str) -> dict:
 
 def run_kernel(name, build, compute, elems, macs, N):
   from tinytpu.backend import runner
+  from tinytpu.backend.device import backend_config
   ins = [t.realize() for t in build()]
   runner.reset_stats()
   compute(*ins).realize()
@@ -115,7 +126,21 @@ def run_kernel(name, build, compute, elems, macs, N):
          "elems_per_cycle": elems / cycles if cycles else None}
   if macs:
     row["mac_util"] = macs / (N * N) / cycles if cycles else None
-  return row
+  return row | roofline(cycles, macs, runner.STATS.get("dma_tiles"), N, backend_config().hbm_bw)
+
+
+def roofline(cycles: int, macs: int, dma_tiles: int | None, N: int, bw: float) -> dict:
+  """The kernel against its two bounds: compute (MACs / N^2 per cycle, MXU kernels only) and HBM
+  bandwidth (tiles the DMA moved / tiles per cycle). `bound` names the larger, `of_bound` is
+  bound cycles / cycles (1.0: at the roof), `hbm_util` the share of cycles the HBM was moving a tile."""
+  if not cycles or dma_tiles is None:
+    return {}
+  compute = macs / (N * N) if macs else 0.0
+  memory = dma_tiles / bw
+  out = {"dma_tiles": dma_tiles, "hbm_util": memory / cycles}
+  if compute or memory:
+    out |= {"bound": "compute" if compute >= memory else "bandwidth", "of_bound": max(compute, memory) / cycles}
+  return out
 
 
 def sim_speed(config) -> float:
@@ -144,6 +169,16 @@ def kernel_overhead_ms(repeats: int = 15) -> float:
     (a + a).realize()  # the same kernel every time: tinygrad's caches hold its program after the first
     times.append(time.perf_counter() - t0)
   return statistics.median(times[1:]) * 1e3
+
+
+def host_transfer_ms() -> dict | None:
+  """Moving a 16 MB buffer into the co-sim's HBM and back (bundle v2's binary payloads:
+  tinytpu/transport.py), in milliseconds."""
+  try:
+    from tinytpu import transport
+  except ImportError:
+    return None
+  return transport.measure_transfer(mb=16)
 
 
 def geomean(xs):
@@ -199,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
   if args.child:
     print(json.dumps(run_kernel(args.child, *suite[args.child], N)))
     return 0
-  names = args.only.split(",") if args.only else list(suite) + list(OTHER_CONFIGS)
+  names = args.only.split(",") if args.only else [n for n in suite if n not in ONLY_ELSEWHERE] + list(OTHER_CONFIGS)
   kernels = []
   print(f"TinyTPU benchmarks, N={N}, runner {os.environ['TINYTPU_SIM']}")
   print(f"{'kernel':24s} {'cycles':>10s} {'kernels':>7s} {'elems/cycle':>11s} {'MAC util':>8s} {'reference':>9s}")
@@ -213,18 +248,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{name:24s} {row['cycles'] if row['cycles'] is not None else 'ERROR':>10} {row.get('kernels', ''):>7} "
           f"{(f'{epc:.3f}' if epc else '-'):>11s} {(f'{util:.3f}' if util else '-'):>8s} {REFERENCE_EXEC.get(name, ''):>9}"
           + (f"  {row['error']}" if "error" in row else ""))
+    if row.get("bound"):
+      print(f"{'':24s} roofline: {row['bound']}-bound, {row['of_bound']:.2f} of the bound; HBM {row['dma_tiles']} tiles, "
+            f"{row['hbm_util']:.2f} of its bandwidth")
   by = {k["name"]: k for k in kernels}
   g11 = geomean([by[n]["elems_per_cycle"] for n in FIRST_11 if n in by])
   g6 = geomean([by[n]["elems_per_cycle"] for n in REFERENCE_EXEC if n in by])
   speed = sim_speed(backend_config()) if os.environ["TINYTPU_SIM"] != "golden" else None
   overhead = kernel_overhead_ms()
   gips = gbench.measure()
+  transfer = host_transfer_ms()
   result = {"kernels": kernels, "geomean_11": g11, "geomean_6_exec": g6, "sim_cycles_per_s": speed,
-            "kernel_overhead_ms": overhead, "golden_instr_per_s": gips, "N": N, "runner": os.environ["TINYTPU_SIM"]}
+            "kernel_overhead_ms": overhead, "golden_instr_per_s": gips, "N": N, "runner": os.environ["TINYTPU_SIM"],
+            "host_transfer_16mb": transfer}
   fmt = lambda v, f: format(v, f) if v is not None else "-"
   print(f"geomean elems/cycle, first 11: {fmt(g11, '.3f')} (reference total-cycle geomean 0.663)")
   print(f"geomean exec elems/cycle, 6 with reference figures: {fmt(g6, '.3f')} (reference 1.65)")
   print(f"co-sim speed: {fmt(speed, ',.0f')} cycles/s   kernel overhead: {overhead:.1f} ms   golden: {gips:,.0f} instr/s")
+  if transfer:
+    print("host-to-sim transfer of 16 MB: " + ", ".join(f"{k} {v:.1f} ms" if isinstance(v, float) else f"{k} {v}" for k, v in transfer.items()))
   if args.json:
     pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
   if not args.no_record and tools.CLONE is None:
