@@ -140,7 +140,9 @@ def _requant(scale: np.ndarray, acc_max: float):
   bits = max(1, MULT_BITS - int(np.ceil(np.log2(max(2.0, acc_max)))))
   shift = np.maximum(1, bits - np.ceil(np.log2(scale)).astype(np.int64) - 1)
   m = np.round(scale * (2.0 ** shift)).astype(np.int64)
-  assert m.max() < (1 << bits) and shift.max() < 31, (m.max(), bits, shift.max())
+  if m.max() >= (1 << bits) or shift.max() >= 31:  # not representable: the model's scales are out of range
+    raise ValueError(f"requantisation: multiplier {m.max()} needs more than {bits} bits or shift {shift.max()} >= 31 "
+                     f"(scale {scale.min():.3g}..{scale.max():.3g}, accumulators up to {acc_max:.3g})")
   return m.astype(np.int32), shift.astype(np.int32)
 
 

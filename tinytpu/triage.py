@@ -50,7 +50,8 @@ def classify(e: BaseException) -> Finding:
     return Finding("backend", "a kernel too long to run (the schedule tinygrad produced; hoisting or a better lowering)", msg)
   if "outside int8" in msg:
     return Finding("model", "MXU operands must be int8: quantise the model's weights and activations", msg)
-  if "RTL and golden model differ" in msg or "trap" in msg:
+  # the runner's KernelError: "kernel K: trap <code> at pc=P" / "timeout at pc=P" / "RTL and golden model differ"
+  if "RTL and golden model differ" in msg or re.search(r"TINYTPU kernel \S+: (trap \w+|timeout) at pc=", msg):
     return Finding("backend", "the lowering emitted a program that traps or diverges (a bug: report it)", msg)
   if any("tinygrad/nn/onnx" in f for f in frames) or isinstance(e, NotImplementedError) and "onnx" in msg.lower():
     return Finding("tinygrad ONNX import", "an ONNX operator or attribute tinygrad's OnnxRunner does not implement", msg)

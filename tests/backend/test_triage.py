@@ -59,6 +59,9 @@ def test_missing_file():
   (NotImplementedError("TINYTPU cannot lower Ops.IF (dtypes.void): nested IF (kernel r_4)"), "backend", "Ops.IF on dtypes.void"),
   (NotImplementedError("TINYTPU cannot lower Ops.CAST (dtypes.long): cast dtypes.int -> dtypes.long: only 32-bit lane dtypes (int32)"),
    "hardware", "Ops.CAST on dtypes.long"),
+  (RuntimeError("TINYTPU kernel E_4: trap vmem_out_of_range at pc=7; bundle kept in build/x.bundle"), "backend", "traps"),
+  (RuntimeError("TINYTPU kernel E_5: timeout at pc=3; bundle kept in build/x.bundle"), "backend", "traps"),
+  (ValueError("the trapezoid rule needs two points"), "model", "before reaching TINYTPU"),  # a word containing "trap"
 ])
 def test_classify(exc, where, what):
   f = triage.classify(exc)
