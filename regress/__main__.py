@@ -38,6 +38,15 @@ def _have_distributed() -> bool:
     return False
 
 
+def codecov_fields(points: dict, nfiles: int, floor: dict | None) -> dict:
+  """The report's code coverage: the summary, and the floor's verdict (a list with a floor and no
+  coverage data at all fails too)."""
+  mods = codecov.by_module(points) if points else {}
+  problems = codecov.floor_problems(mods, floor, codecov.rtl_modules(ROOT)) if floor else []
+  return {"code_coverage": codecov.markdown(codecov.summary(points), nfiles, mods, floor) if points else None,
+          "code_coverage_problems": problems}
+
+
 def _finish(res: dict, out: pathlib.Path, tsv: str | None) -> int:
   why = report.write(out, res)
   if tsv and not res.get("shard"): report.append_tsv(pathlib.Path(tsv), res)
@@ -80,7 +89,7 @@ def cmd_run(argv: list[str]) -> int:
         f"report in {out}", file=sys.stderr)
   head = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
           "commit": report.git_commit(), "j": a.jobs, "all_jobs": [x["id"] for x in jobs], "coverage_goal": lst.get("coverage_goal"),
-          "coverage_units": lst.get("coverage_units"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
+          "coverage_units": lst.get("coverage_units"), "code_coverage_floor": lst.get("code_coverage_floor"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
           "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner, "only": a.only}
 
   def partial(p: run.Progress) -> None:  # the report so far, rewritten as each job ends
@@ -106,7 +115,7 @@ def cmd_run(argv: list[str]) -> int:
   res = {**head, "seconds": time.time() - t0, "jobs": results, "coverage": prog.cov, "coverage_files": prog.files,
          "bench": json.loads(bench.read_text()) if bench.exists() else None,
          "bench_prev": prev, "bench_prev_from": prev_from,
-         "code_coverage": codecov.markdown(codecov.summary(points), len(dats)) if points else None}
+         **codecov_fields(points, len(dats), lst.get("code_coverage_floor"))}
   if any(r["status"] == "cancelled" for r in results):
     _finish(res, out, None)
     print("interrupted: the jobs not run are marked cancelled in the report", file=sys.stderr)

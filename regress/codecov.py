@@ -51,6 +51,49 @@ def summary(points: dict[str, int]) -> dict[str, dict]:
   return out
 
 
+def by_module(points: dict[str, int]) -> dict[str, dict[str, list[int]]]:
+  """{module: {kind: [points hit, points]}}: Verilator's `page` is `v_<kind>/<module>` (a package's
+  functions count in the package, wherever they are instantiated)."""
+  out: dict[str, dict[str, list[int]]] = {}
+  for key, n in points.items():
+    kind, _, mod = fields(key).get("page", "v_user/?").partition("/")
+    c = out.setdefault(mod or "?", {}).setdefault(kind.removeprefix("v_"), [0, 0])
+    c[1] += 1
+    c[0] += n > 0
+  return out
+
+
+_MODULE = re.compile(r"^\s*(?:module|package)\s+(\w+)", re.M)
+
+
+def rtl_modules(root: pathlib.Path) -> list[str]:
+  """Every module and package the RTL declares (rtl/*.sv and the co-sim's rtl/sim/*.sv)."""
+  files = sorted((root / "rtl").glob("*.sv")) + sorted((root / "rtl" / "sim").glob("*.sv"))
+  return sorted({m for f in files for m in _MODULE.findall(f.read_text())})
+
+
+def floor_problems(mods: dict[str, dict[str, list[int]]], floor: dict | None, expected: list[str]) -> list[str]:
+  """Why the code coverage misses the list's floor: `floor` = {"line": %, "toggle": %, ...,
+  "modules": {module: {kind: %}} overrides, "exempt": {module: reason}}; every expected module
+  needs data (a module no build covered fails: nothing measured is not a pass)."""
+  if not floor:
+    return []
+  base = {k: v for k, v in floor.items() if k not in ("modules", "exempt")}
+  exempt, over = floor.get("exempt", {}), floor.get("modules", {})
+  why = []
+  for m in expected:
+    if m in exempt:
+      continue
+    if m not in mods:
+      why.append(f"code coverage: no data for module {m} (no --coverage build instantiates it)")
+      continue
+    for kind, pct in {**base, **over.get(m, {})}.items():
+      hit, total = mods[m].get(kind, [0, 0])
+      if total and 100 * hit / total < pct:
+        why.append(f"code coverage: {m} {kind} {100 * hit / total:.1f}% < floor {pct}% ({hit}/{total} points)")
+  return why
+
+
 def write_dat(points: dict[str, int], path: pathlib.Path) -> None:
   path.write_text("# SystemC::Coverage-3\n" + "".join(f"C '{k}' {n}\n" for k, n in sorted(points.items())))
 
@@ -60,9 +103,10 @@ def collect(since: float, root: pathlib.Path) -> list[pathlib.Path]:
   return sorted(p for p in root.glob("build/cocotb/*/run/*/coverage.dat") if p.stat().st_mtime >= since)
 
 
-def markdown(summ: dict[str, dict], nfiles: int) -> str:
+def markdown(summ: dict[str, dict], nfiles: int, mods: dict[str, dict[str, list[int]]] | None = None, floor: dict | None = None) -> str:
   if not summ:
     return "No Verilator coverage data: the list has no `TINYTPU_BUILD_ARGS=--coverage` job, or it wrote nothing."
+  pct = lambda c: f"{100 * c[0] / c[1]:.1f}% ({c[0]}/{c[1]})" if c and c[1] else "-"
   L = [f"Merged from {nfiles} `coverage.dat` files (`--coverage` builds of the unit environments).", "",
        "| kind | points hit | points | % |", "|---|---:|---:|---:|"]
   for kind, s in sorted(summ.items()):
@@ -72,4 +116,10 @@ def markdown(summ: dict[str, dict], nfiles: int) -> str:
   for f in files:
     cell = lambda k: "/".join(map(str, summ.get(k, {}).get("files", {}).get(f, ["-", "-"])))
     L.append(f"| {f} | {cell('line')} | {cell('toggle')} |")
+  if mods:
+    base = {k: v for k, v in (floor or {}).items() if k not in ("modules", "exempt")}
+    L += ["", "Per module" + (f" (floor: {', '.join(f'{k} {v}%' for k, v in base.items())}; overrides and exemptions in the list)" if base else "") + ":",
+          "", "| module | line | branch | expr | toggle |", "|---|---:|---:|---:|---:|"]
+    for m in sorted(mods):
+      L.append(f"| {m} | " + " | ".join(pct(mods[m].get(k)) for k in ("line", "branch", "expr", "toggle")) + " |")
   return "\n".join(L)

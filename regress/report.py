@@ -92,6 +92,7 @@ def verdict(res: dict) -> list[str]:
   other = {s: sum(j["status"] == s for j in bad) for s in ("lost", "cancelled", "missing")}
   if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed" + "".join(f" ({n} {s})" for s, n in other.items() if n))
   why += coverage_problems(res)
+  why += res.get("code_coverage_problems") or []
   reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
   if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")
   return why
@@ -301,10 +302,15 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
     res["seed_from"] = f"shards ran different seeds: {sorted({p.get('seed') for p in parts}, key=str)} (give every shard the same SEED=)"
   from tinytpu.regress import codecov
   dats = [d / "coverage.dat" for d in dirs if (d / "coverage.dat").exists()]
+  floor = parts[0].get("code_coverage_floor")
   if (points := codecov.merge(dats)):
     out.mkdir(parents=True, exist_ok=True)
     codecov.write_dat(points, out / "coverage.dat")
-    res["code_coverage"] = codecov.markdown(codecov.summary(points), len(dats))
+  if points or floor:
+    mods = codecov.by_module(points) if points else {}
+    res["code_coverage"] = codecov.markdown(codecov.summary(points), len(dats), mods, floor) if points else None
+    res["code_coverage_problems"] = codecov.floor_problems(mods, floor, codecov.rtl_modules(ROOT)) if floor else []
+  res["code_coverage_floor"] = floor
   for jid in missing:  # a shard that never reported: its jobs count as failed
     res["jobs"].append({"id": jid, "group": jid.split(":")[0], "unit": "?", "layer": "?", "config": "?", "seeds": 0, "status": "missing",
                         "rc": None, "seconds": 0.0, "cases": [], "log": "-", "reproduce": f"python -m tinytpu.regress --list {res['list']} (job {jid})"})

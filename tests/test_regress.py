@@ -237,6 +237,26 @@ def test_code_coverage_merge_and_summary(tmp_path):
   assert "| line | 2 | 2 | 100.0 |" in codecov.markdown(s, 2)
 
 
+def test_code_coverage_per_module_floor():
+  from tinytpu.regress import codecov
+  pt = lambda l, page: f"\x01f\x02x.sv\x01l\x02{l}\x01page\x02{page}"
+  points = {pt(1, "v_line/mxu"): 1, pt(2, "v_line/mxu"): 0, pt(3, "v_toggle/mxu"): 5, pt(4, "v_line/vrf"): 2}
+  mods = codecov.by_module(points)
+  assert mods == {"mxu": {"line": [1, 2], "toggle": [1, 1]}, "vrf": {"line": [1, 1]}}
+  floor = {"line": 60, "toggle": 50, "modules": {"vrf": {"line": 100}}, "exempt": {"sim_top": "not built"}}
+  why = codecov.floor_problems(mods, floor, ["mxu", "vrf", "sxu", "sim_top"])
+  assert why == ["code coverage: mxu line 50.0% < floor 60% (1/2 points)",
+                 "code coverage: no data for module sxu (no --coverage build instantiates it)"]
+  assert codecov.floor_problems(mods, {"line": 50}, ["mxu", "vrf"]) == []
+  assert codecov.floor_problems(mods, None, ["sxu"]) == []                     # a list without a floor
+  assert "| mxu | 50.0% (1/2) | - | - | 100.0% (1/1) |" in codecov.markdown(codecov.summary(points), 1, mods, floor)
+  # the verdict carries the problems
+  from tinytpu.regress import report
+  assert "code coverage: no data for module sxu" in " ".join(report.verdict({"jobs": [], "code_coverage_problems": why}))
+  # every module of the RTL is expected, the co-sim top included
+  assert {"sxu", "tensorcore", "sim_top", "fp32_pkg"} <= set(codecov.rtl_modules(ROOT))
+
+
 # ---- the night's seeds
 def test_the_night_seed_comes_from_the_date_unless_given():
   import datetime
