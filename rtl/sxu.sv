@@ -695,6 +695,7 @@ module sxu
   logic unused;
   // slot 1 pairs only as a load, store, compute or scalar op, which use none of these
   assign unused = ^{back_edge, src, d1.vec, d1.rvd, d1.pt_rd, d1.pt_wr, d1.ve_rd, d1.ve_wr,
-                    d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr};
+                    d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr, d0.dv_rd, d0.dv_wr, d0.ha_rd, d0.ha_wr, d0.hb_rd, d0.hb_wr,
+                    d1.dv_rd, d1.dv_wr, d1.ha_rd, d1.ha_wr, d1.hb_rd, d1.hb_wr};
 
 endmodule

@@ -24,7 +24,7 @@ package tinytpu_pkg;
   localparam int unsigned IMMLO_LSB = 0;
   localparam int unsigned IMMLO_W = 16;
   localparam int unsigned LOOP_DEPTH = 4;
-  localparam int unsigned NUM_PERF = 9;
+  localparam int unsigned NUM_PERF = 12;
   localparam int unsigned NUM_VPU_FN = 107;
   localparam int unsigned NUM_XLU_FN = 9;
 
@@ -56,7 +56,11 @@ package tinytpu_pkg;
     OP_VPU = 8'd48,
     OP_XLU = 8'd64,
     OP_MLW = 8'd80,
-    OP_MMUL = 8'd81
+    OP_MMUL = 8'd81,
+    OP_DMAIN = 8'd96,
+    OP_DMAOUT = 8'd97,
+    OP_DMAWAIT = 8'd98,
+    OP_DMACFG = 8'd99
   } opcode_e;
 
   typedef enum logic [7:0] {
@@ -209,7 +213,8 @@ package tinytpu_pkg;
     TRAP_PSUM_OUT_OF_RANGE = 3'd3,
     TRAP_IMEM_OUT_OF_RANGE = 3'd4,
     TRAP_LOOP_STACK = 3'd5,
-    TRAP_TIMEOUT = 3'd6
+    TRAP_TIMEOUT = 3'd6,
+    TRAP_HBM_OUT_OF_RANGE = 3'd7
   } trap_e;
 
   typedef enum logic [3:0] {
@@ -221,7 +226,10 @@ package tinytpu_pkg;
     PERF_STALL_RAW = 4'd5,
     PERF_STALL_WAW = 4'd6,
     PERF_STALL_UNIT = 4'd7,
-    PERF_STALL_FENCE = 4'd8
+    PERF_STALL_FENCE = 4'd8,
+    PERF_DMA_BUSY = 4'd9,
+    PERF_DMA_TILES = 4'd10,
+    PERF_STALL_DMA = 4'd11
   } perf_e;
 
   typedef enum logic [2:0] {
@@ -412,29 +420,35 @@ package tinytpu_pkg;
       end
       8'h50: m = 64'hff000f00ffffffff;  // MLW
       8'h51: m = 64'hffff0fffffffffff;  // MMUL
+      8'h60: m = 64'hffff0ff0ffffffff;  // DMA.IN
+      8'h61: m = 64'hffff0ff0ffffffff;  // DMA.OUT
+      8'h62: m = 64'hff00000000000000;  // DMA.WAIT
+      8'h63: m = 64'hff000f00ffffffff;  // DMA.CFG
       default: m = '0;
     endcase
     return m;
   endfunction
 
   // Datapaths (isa.DATAPATHS): what executes an instruction.
-  typedef enum logic [3:0] {
-    DP_CTRL = 4'd0,  // issue control: no operation, HALT, FENCE
-    DP_SALU = 4'd1,  // the scalar ALU (one per issue slot)
-    DP_BRANCH = 4'd2,  // the next-pc logic: branches and jumps
-    DP_LOOP = 4'd3,  // the loop stack
-    DP_COUNTER = 4'd4,  // the cycle and performance counters
-    DP_EXTRACT = 4'd5,  // a lane of VRF read port a into a scalar register
-    DP_VLD = 4'd6,  // VMEM's core read port on the load channel (registered read), VRF write port 1
-    DP_VST = 4'd7,  // VMEM's core write port on the store channel
-    DP_PLD = 4'd8,  // PSUM's core read port (registered read)
-    DP_PST = 4'd9,  // PSUM's core write port
-    DP_MOV = 4'd10,  // the move register mov_q of tensorcore.sv
-    DP_VPU = 4'd11,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
-    DP_XLU = 4'd12,  // the XLU (one register stage, rtl/xlu.sv)
-    DP_GATHER = 4'd13,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
-    DP_SCATTER = 4'd14,  // VMEM's write port in element mode
-    DP_MXU = 4'd15  // the MXU command register and queue
+  typedef enum logic [4:0] {
+    DP_CTRL = 5'd0,  // issue control: no operation, HALT, FENCE
+    DP_SALU = 5'd1,  // the scalar ALU (one per issue slot)
+    DP_BRANCH = 5'd2,  // the next-pc logic: branches and jumps
+    DP_LOOP = 5'd3,  // the loop stack
+    DP_COUNTER = 5'd4,  // the cycle and performance counters
+    DP_EXTRACT = 5'd5,  // a lane of VRF read port a into a scalar register
+    DP_VLD = 5'd6,  // VMEM's core read port on the load channel (registered read), VRF write port 1
+    DP_VST = 5'd7,  // VMEM's core write port on the store channel
+    DP_PLD = 5'd8,  // PSUM's core read port (registered read)
+    DP_PST = 5'd9,  // PSUM's core write port
+    DP_MOV = 5'd10,  // the move register mov_q of tensorcore.sv
+    DP_VPU = 5'd11,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
+    DP_XLU = 5'd12,  // the XLU (one register stage, rtl/xlu.sv)
+    DP_GATHER = 5'd13,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+    DP_SCATTER = 5'd14,  // VMEM's write port in element mode
+    DP_MXU = 5'd15,  // the MXU command register and queue
+    DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
+    DP_DMACFG = 5'd17  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -492,8 +506,14 @@ package tinytpu_pkg;
     logic ve_wr;             // writes VMEM elements sb + imm + va[l]
     logic mp_rd;             // reads PSUM tiles [sa + immhi] .. + T-1 (T in fn)
     logic mp_wr;             // writes PSUM tiles [sa + immhi] .. + T-1 (T in fn)
-    logic mv_rd;             // reads VMEM tiles [sb + immlo] .. + T-1 (T in fn)
-    logic mv_wr;             // writes VMEM tiles [sb + immlo] .. + T-1 (T in fn)
+    logic mv_rd;             // reads VMEM tiles [sb + immlo] .. + T-1 (T in fn; DMA.OUT: each row's)
+    logic mv_wr;             // writes VMEM tiles [sb + immlo] .. + T-1 (T in fn; DMA.OUT: each row's)
+    logic dv_rd;             // reads VMEM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
+    logic dv_wr;             // writes VMEM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
+    logic ha_rd;             // reads HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
+    logic ha_wr;             // writes HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
+    logic hb_rd;             // reads HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
+    logic hb_wr;             // writes HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
     logic cnt_vpu;           // counted in vpu_ops
     logic cnt_xlu;           // counted in xlu_ops
     logic cnt_mem;           // counted in mem_ops
@@ -563,7 +583,7 @@ package tinytpu_pkg;
       OP_RDPERF: begin  // RDPERF
         d.dp = DP_COUNTER;
         d.wsd = 1'b1;
-        d.illegal |= 32'(w.imm) > 32'd8;
+        d.illegal |= 32'(w.imm) > 32'd11;
       end
       OP_VSPLAT: begin  // VSPLAT
         d.dp = DP_MOV;
@@ -745,6 +765,32 @@ package tinytpu_pkg;
         d.mp_wr = 1'b1;
         d.mv_rd = 1'b1;
         d.illegal |= 32'(w.fn) < 32'd1 || 32'(w.rc) > 32'd1;
+      end
+      OP_DMAIN: begin  // DMA.IN
+        d.dp = DP_DMA;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.dv_wr = 1'b1;
+        d.hb_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_DMAOUT: begin  // DMA.OUT
+        d.dp = DP_DMA;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.ha_wr = 1'b1;
+        d.mv_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_DMAWAIT: begin  // DMA.WAIT
+        d.dp = DP_CTRL;
+      end
+      OP_DMACFG: begin  // DMA.CFG
+        d.dp = DP_DMACFG;
+        d.rsa = 1'b1;
+        d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) < 32'd1;
       end
       default: ;
     endcase

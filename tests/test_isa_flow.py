@@ -10,7 +10,7 @@ import pytest
 from tinytpu import asm, gen, gen_decode, isa
 from tinytpu.backend import schedule, vcode
 
-FAKE_OP = 0x60
+FAKE_OP = 0x70
 
 
 def _fake() -> isa.Instr:
@@ -53,7 +53,7 @@ def test_assembler_and_golden_decoder(fake):
 
 def test_generated_decode(fake):
   pkg = gen.sv_package()
-  assert "OP_VFAKE = 8'd96" in pkg
+  assert f"OP_VFAKE = 8'd{FAKE_OP}" in pkg
   body = pkg[pkg.index("      OP_VFAKE: begin"):]
   body = body[:body.index("      end")]
   for line in ("d.dp = DP_XLU;", "d.vec = 1'b1;", "d.issue = ISSUE_COMPUTE;", "d.rva = 1'b1;", "d.rsb = 1'b1;",

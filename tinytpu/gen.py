@@ -54,9 +54,9 @@ def sv_package() -> str:
   L.append("")
   L += _sv_enum("xlu_fn_e", 8, [(f"XLU_{k[1:]}", v) for k, v in isa.XLU_FNS.items()])
   L.append("")
-  L += _sv_enum("trap_e", 3, [(f"TRAP_{n.upper()}", i) for i, n in enumerate(isa.TRAP_CODES)])
+  L += _sv_enum("trap_e", max(1, (len(isa.TRAP_CODES) - 1).bit_length()), [(f"TRAP_{n.upper()}", i) for i, n in enumerate(isa.TRAP_CODES)])
   L.append("")
-  L += _sv_enum("perf_e", 4, [(f"PERF_{n.upper()}", i) for i, (n, _) in enumerate(isa.PERF_COUNTERS)])
+  L += _sv_enum("perf_e", max(1, (len(isa.PERF_COUNTERS) - 1).bit_length()), [(f"PERF_{n.upper()}", i) for i, (n, _) in enumerate(isa.PERF_COUNTERS)])
   L.append("")
   L += _sv_enum("issue_e", 3, [("ISSUE_NONE", 0)] + [(f"ISSUE_{c.upper()}", k + 1) for k, c in enumerate(isa.ISSUE_CLASSES)])
   L.append("")
@@ -220,7 +220,7 @@ emits it) names it elsewhere.
 
 1. Add it to `_build()` (a VPU or XLU function: a row of `_VPU` or `_XLU`): mnemonic, opcode (`OP`)
    and function code, operands (kind `sreg`/`vreg`/`simm`/`uimm`/`target`/`mem`, field, range; role:
-   `out ` marks a written register or memory, a memory operand names its space `vmem`/`psum`/`elem`
+   `out ` marks a written register or memory, a memory operand names its space `vmem`/`psum`/`hbm`/`elem`
    and a tile count), unit, semantics, latency, traps, datapath (`isa.DATAPATHS`), dual-issue class
    (`load`/`store`/`compute`/`scalar`, or none) and class counter (`vpu_ops`/`xlu_ops`/`mem_ops`).
 2. `make gen` writes its opcode or function code, its reserved-bit mask and its entry of
@@ -269,11 +269,13 @@ def isa_doc() -> str:
                       "immhi": "upper 16-bit immediate", "immlo": "lower 16-bit immediate"}[f] + " |"
                      for f, (lsb, w) in isa.FIELDS.items())
   trap_src = {"ok": "`HALT`", "illegal_instruction": "undefined op/fn, reserved bits, operand out of range, LOOP end < 2",
-              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL source)",
+              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL source, a DMA row's VMEM tiles)",
               "psum_out_of_range": "a PSUM tile address outside `[0, PSUM_TILES)` (PLD, PST, MMUL destination)",
               "imem_out_of_range": "the next pc outside `[0, program length)`",
               "loop_stack": "a fifth nested loop, a loop not nested inside its parent, LBREAK with no loop",
-              "timeout": "the co-simulation watchdog"}
+              "timeout": "the co-simulation watchdog",
+              "hbm_out_of_range": "a DMA row's HBM tiles outside `[0, HBM_TILES)` (DMA.IN source, DMA.OUT destination; "
+                                  "checked after the VMEM range)"}
   traps = "\n".join(f"| {i} | `{n}` | {trap_src[n]} |" for i, n in enumerate(isa.TRAP_CODES))
   perf = "\n".join(f"| {i} | `{n}` | {d} |" for i, (n, d) in enumerate(isa.PERF_COUNTERS))
   by_class = {c: sorted({("VPU ops" if i.op == isa.OP["VPU"] else "XLU ops" if i.op == isa.OP["XLU"] else

@@ -18,7 +18,11 @@ ADDR_PATHS: dict[tuple, tuple[str, str]] = {
   ("psum", "ra", "imm", None): ("pt", "a PSUM tile [sa + imm]"),
   ("elem", "rb", "imm", None): ("ve", "VMEM elements sb + imm + va[l]"),
   ("psum", "ra", "immhi", "T"): ("mp", "PSUM tiles [sa + immhi] .. + T-1 (T in fn)"),
-  ("vmem", "rb", "immlo", "T"): ("mv", "VMEM tiles [sb + immlo] .. + T-1 (T in fn)"),
+  ("vmem", "rb", "immlo", "T"): ("mv", "VMEM tiles [sb + immlo] .. + T-1 (T in fn; DMA.OUT: each row's)"),
+  # the DMA's copies: T tiles (in fn) per row, rows and row strides from the SXU's DMA.CFG registers
+  ("vmem", "ra", "immhi", "T"): ("dv", "VMEM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)"),
+  ("hbm", "ra", "immhi", "T"): ("ha", "HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)"),
+  ("hbm", "rb", "immlo", "T"): ("hb", "HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)"),
 }
 REG_FLAGS = [("rva", "vreg", "ra"), ("rvb", "vreg", "rb"), ("rvc", "vreg", "rc"), ("rvd", "vreg", "rd"),
              ("rsa", "sreg", "ra"), ("rsb", "sreg", "rb")]
