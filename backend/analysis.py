@@ -51,6 +51,7 @@ class Analysis:
     self.find_dots()
     self.find_lane_reduces()
     self.find_unrolled()
+    self.plan_stream()  # stream.py: resident windows, or the lane loop's chunks through VMEM
 
   def lin(self, u: UOp, split: bool = False):
     """u as an affine form over lane ranges: ({lane range: coef}, const, [(coef, uniform uop)]), or None.

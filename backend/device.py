@@ -1,7 +1,9 @@
 """The tinygrad `TINYTPU` device: renderer, compiler, allocator and program.
 
-Buffers live on the host; every kernel launch writes one bundle (the kernel's buffers preloaded into
-VMEM, its program, dumps of the buffers it writes) and runs it on the runner chosen by
+Every buffer lives in HBM: the allocator gives it a tile range of the core's HBM (hbm.HbmAllocator).
+Each kernel launch is a fresh simulation, so the host keeps the mirror of every buffer: a launch
+writes one bundle (the buffers the kernel reads as HBM regions at their tiles, the program with
+its HBM addresses patched in, dumps of the HBM ranges it writes), runs it on the runner chosen by
 `TINYTPU_SIM` (`rtl` default, `golden`, `both`), then copies the dumped tiles back."""
 from __future__ import annotations
 
@@ -16,15 +18,17 @@ from tinygrad.dtype import dtypes
 from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import Ops
 
-from tinytpu.backend import listing, lower, optable, runner
+from tinytpu.backend import hbm, listing, lower, optable, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
-# The backend's core: the default configuration with a 4096-tile scratchpad (64K lanes at N = 4:
-# every kernel's buffers must fit in VMEM, since there is no HBM/DMA yet), or the one
-# TINYTPU_BACKEND_CONFIG names ("N=8,VMEM_TILES=8192").
-BACKEND_DEFAULT = "VMEM_TILES=32768 PSUM_TILES=256"
+# The backend's core: the architecture's default VMEM (1024 tiles, 64 KB at N = 4; buffers live in
+# HBM and kernels stream through VMEM, backend/stream.py) with 256 PSUM tiles (the MXU schedule keeps
+# a GEMM's result block resident in PSUM across its K blocks: 64 would split a 64x64 result in four
+# column groups and stage every K block four times), or the one TINYTPU_BACKEND_CONFIG names
+# ("N=8,VMEM_TILES=8192").
+BACKEND_DEFAULT = "VMEM_TILES=1024 PSUM_TILES=256"
 
 
 def backend_config() -> Config:
@@ -115,7 +119,7 @@ class TinyTPUProgram(Program):
     by_slot = {info.slot: (info, mv) for info, mv in zip(k.bufs, bufs)}
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]
-      vals_ = np.frombuffer(mv, dtype=_np(info.dtype), count=info.size)[elems]
+      vals_ = np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size)[elems]
       if len(vals_) and (vals_.min() < -128 or vals_.max() > 127):
         raise ValueError(f"TINYTPU kernel {_plain(self.name)}: matmul operand buffer {slot} ({info.dtype}, {info.size} elements) holds values in "
                          f"[{vals_.min()}, {vals_.max()}], outside int8 [-128, 127]; the MXU multiplies int8 (cast the operands to int8)")
@@ -123,46 +127,39 @@ class TinyTPUProgram(Program):
     if k.executed is not None and k.executed // 2 > watchdog:  # two instructions a cycle at best
       raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: retires {k.executed} instructions (at least {k.executed // 2} cycles), "
                          f"more than the watchdog allows ({watchdog} cycles, TINYTPU_WATCHDOG); not run")
-    b = Bundle(config=cfg, program=list(self.words), max_cycles=watchdog)
-    for info, mv in zip(k.bufs, bufs):
-      lanes = to_lanes(mv, info.dtype, info.size)
-      pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)
-      pad[:info.size] = lanes
-      for t, tile in enumerate(pad.reshape(-1, cfg.N, cfg.N)):
-        b.vmem[info.base // L + t] = tile
-    b.vmem.update(k.const_tiles)
-    for (_, _, reg), v in zip(k.var_regs, vals):
-      b.sregs[reg] = int(v) & 0xFFFFFFFF
-    by_slot = {info.slot: info for info in k.bufs}
-    for slot in k.written:
-      info = by_slot[slot]
-      b.dumps.append(("vmem", info.base // L, -(-info.size // L)))
-    res = runner.run(b, self.name)
-    out = {addr: tile for kind, addr, tile in res.dumps if kind == "vmem"}
-    for info, mv in zip(k.bufs, bufs):
+    place = self.dev.allocator.place(self.name, k.bufs, bufs, L)
+    try:
+      b = Bundle(config=cfg, program=listing.patch(self.words, k.relocs, place), max_cycles=watchdog)
+      for info, buf in zip(k.bufs, bufs):
+        if info.read:  # the kernel reads it (or writes it partially): its HBM range holds the buffer
+          lanes = to_lanes(buf.mv, info.dtype, info.size)
+          pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)
+          pad[:info.size] = lanes
+          b.hbm.append((place[info.slot], pad.reshape(-1, cfg.N, cfg.N)))
+      b.hbm.sort(key=lambda r: r[0])
+      b.vmem.update(k.const_tiles)
+      for (_, _, reg), v in zip(k.var_regs, vals):
+        b.sregs[reg] = int(v) & 0xFFFFFFFF
+      by_slot = {info.slot: info for info in k.bufs}
+      for slot in k.written:
+        b.dumps.append(("hbm", place[slot], -(-by_slot[slot].size // L)))
+      res = runner.run(b, self.name)
+    finally:
+      self.dev.allocator.unplace(place)
+    out = {addr: tiles for kind, addr, tiles in res.dumps if kind == "hbm"}
+    for info, buf in zip(k.bufs, bufs):
       if info.slot not in k.written:
         continue
-      lanes = np.concatenate([out[info.base // L + t].ravel() for t in range(-(-info.size // L))])[:info.size]
-      host = np.frombuffer(mv, dtype=_np(info.dtype), count=info.size)
+      lanes = out[place[info.slot]].reshape(-1)[:info.size]
+      host = np.frombuffer(buf.mv, dtype=_np(info.dtype), count=info.size)
       host[:] = from_lanes(lanes, info.dtype)
     return res.cycles / CLOCK_HZ if wait else None
 
 
-class TinyTPUAllocator(Allocator):
-  def _alloc(self, size, options):
-    return memoryview(bytearray(size))
-
-  def _copyin(self, dest, src: memoryview):
-    dest[:] = src
-
-  def _copyout(self, dest: memoryview, src):
-    dest[:] = src
-
-  def _as_buffer(self, src):
-    return src
-
-  def _offset(self, buf, size: int, offset: int):
-    return buf[offset:offset + size]
+class TinyTPUAllocator(hbm.HbmAllocator, Allocator):
+  def __init__(self, dev):
+    Allocator.__init__(self, dev)
+    hbm.HbmAllocator.__init__(self, backend_config)
 
 
 class TinyTPUDevice(Compiled):

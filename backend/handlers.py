@@ -301,11 +301,12 @@ class Handlers:
         and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
       return "tile", Mem(self.red.ptr, (buf.base + form[1]) // L + self.red.off), None
+    eb, rb = self.ebase(buf), self.rebase_reg(buf)  # the window's element base and chunk register (stream.py)
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
-        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]):
+        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]) and self.tile_ok(buf):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
-        return "tile", Mem(self.s_t, (buf.base + form[1]) // L + self.t_off), None
+        return "tile", Mem(self.s_t, (eb + form[1]) // L + self.t_off), None
       reg = self.sreg("tile address")
       self.ins("SADDI", SR(reg), SR(self.s_t), 0)
       for c, t in form[2]:
@@ -314,31 +315,46 @@ class Handlers:
         tmp = self.sreg("address term")
         self.ins("SMUL", SR(tmp), SR(tr), SR(k))
         self.ins("SADD", SR(reg), SR(reg), SR(tmp))
-      return "tile", Mem(reg, (buf.base + form[1]) // L + self.t_off), None
+      return "tile", Mem(reg, (eb + form[1]) // L + self.t_off), None
     if form is not None:
       # the lane part in an index tile (loop invariant, shared), the constant and uniform terms in the
       # gather's base register and immediate
       idx = self.lane_affine(form[0])
       if not form[2]:
-        return "elem", idx, Mem(0, buf.base + form[1])
+        return "elem", idx, Mem(rb, eb + form[1])
       if len(form[2]) == 1 and form[2][0][0] == 1:
-        return "elem", idx, Mem(self.scalar_expr(form[2][0][1]), buf.base + form[1])
+        return "elem", idx, self.rebased(self.scalar_expr(form[2][0][1]), eb + form[1], rb)
       if len(form[2]) == 1 and (ind := self.induction(*form[2][0])) is not None:
-        return "elem", idx, Mem(ind[0], buf.base + form[1] + ind[1])
+        return "elem", idx, self.rebased(ind[0], eb + form[1] + ind[1], rb)
       reg = self.sreg("gather base")
-      self.ins("LI", SR(reg), 0)
+      self.ins("SADDI", SR(reg), SR(rb), 0)
       for c, t in form[2]:
         tmp = self.sreg("address term")
         self.ins("SMUL", SR(tmp), SR(self.scalar_expr(t)), SR(self.scalar(Const(c, dtypes.int32))))
         self.ins("SADD", SR(reg), SR(reg), SR(tmp))
-      return "elem", idx, Mem(reg, buf.base + form[1])
+      return "elem", idx, Mem(reg, eb + form[1])
     idx = self.tile(self.value(a.idx), dtypes.int32)
+    if rb or eb != buf.base:  # a chunk's window: the index rebased in the tile, so gated-off lanes still address the window
+      sp, moved = VT("rebase"), VT("addr")
+      self.ins("VSPLAT", sp, SR(rb))
+      self.ins("VADD", moved, idx, sp)
+      if eb != buf.base:
+        self.ins("VADD", moved, moved, self.tile(Const(eb - buf.base, dtypes.int32), dtypes.int32))
+      idx = moved
     if mask is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
       safe = VT("addr")
       self.ins("VSEL", safe, mask, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
       idx = safe
     return "elem", idx, Mem(0, buf.base)
+
+  def rebased(self, reg: int, off: int, rb: int) -> Mem:
+    """[reg + off] plus a window's chunk register rb (0: none)."""
+    if not rb or not reg:
+      return Mem(reg or rb, off)
+    t = self.sreg("rebased address")
+    self.ins("SADD", SR(t), SR(reg), SR(rb))
+    return Mem(t, off)
 
   def induction(self, c: int, r: UOp) -> tuple[int, int] | None:
     """(register, immediate) with c * r = register + immediate for an open reduce loop's r: the

@@ -6,9 +6,15 @@ as `#@` lines, which TASM reads as comments, so the listing assembles as it is
 (`python -m tinytpu asm`):
 
     #@ kernel r_4_4_4 N=4 vmem_tiles=7 executed=230
-    #@ buffer slot=0 dtype=float size=1 base=0 written
+    #@ buffer slot=0 dtype=float size=1 base=0 over=0,0 read written
     #@ var slot=0 name=i sreg=3
     #@ int8 slot=1 elements=0-63,80-95
+
+Every buffer lives in HBM: `read` marks the ones the launch must place there (the program DMAs
+them in), `written` the ones it dumps back, `over` the HBM tiles a chunked kernel's DMAs touch
+before and after the buffer (backend/stream.py). An `LI` that loads an HBM address carries a
+`# hbm slot=k` comment: the compiler lists it as a relocation (pc, slot, offset), which the
+device patches with the buffer's HBM tile at launch.
 
 The compiler turns a listing into a `Compiled` record (program words, constant tiles, layout),
 serialised as JSON for tinygrad's program cache."""
@@ -36,6 +42,8 @@ class BufInfo:
   dtype: DType
   size: int
   base: int  # first element address in VMEM (a multiple of N*N)
+  read: bool = True     # placed in HBM before the launch (the program DMAs it in)
+  over: tuple = (0, 0)  # HBM tiles touched before / after the buffer
 
 
 @dataclasses.dataclass
@@ -51,11 +59,12 @@ class Compiled:
   vmem_tiles: int
   int8_checks: list[tuple[int, np.ndarray]]      # (slot, element indices) that must hold int8 values
   executed: int | None                           # instructions retired (None: symbolic loop counts)
+  relocs: list = dataclasses.field(default_factory=list)  # (pc, slot, tile offset): LI immediates = HBM tile of slot + offset
 
   def to_bytes(self) -> bytes:
     d = dataclasses.asdict(self) | {
       "const_tiles": {str(t): v.ravel().tolist() for t, v in self.const_tiles.items()},
-      "bufs": [[b.slot, _NAME[b.dtype], b.size, b.base] for b in self.bufs],
+      "bufs": [[b.slot, _NAME[b.dtype], b.size, b.base, b.read, list(b.over)] for b in self.bufs],
       "int8_checks": [[s, e.tolist()] for s, e in self.int8_checks]}
     return json.dumps(d).encode()
 
@@ -64,7 +73,8 @@ class Compiled:
     d = json.loads(data)
     N = d["N"]
     d["const_tiles"] = {int(t): np.array(v, dtype=np.uint32).reshape(N, N) for t, v in d["const_tiles"].items()}
-    d["bufs"] = [BufInfo(s, _DTYPES[dt], size, base) for s, dt, size, base in d["bufs"]]
+    d["bufs"] = [BufInfo(s, _DTYPES[dt], size, base, rd, tuple(ov)) for s, dt, size, base, rd, ov in d["bufs"]]
+    d["relocs"] = [tuple(r) for r in d["relocs"]]
     d["var_regs"] = [tuple(v) for v in d["var_regs"]]
     d["int8_checks"] = [(s, np.array(e, dtype=np.int64)) for s, e in d["int8_checks"]]
     return Compiled(**d)
@@ -89,8 +99,9 @@ def _unruns(s: str) -> np.ndarray:
 def render(name: str, k) -> str:
   """The listing of a lowered kernel (backend.lower.Kernel)."""
   head = [f"#@ kernel {name} N={k.N} vmem_tiles={k.vmem_tiles} executed={k.executed if k.executed is not None else '-'}"]
-  head += [f"#@ buffer slot={b.slot} dtype={_NAME[b.dtype]} size={b.size} base={b.base}" + (" written" if b.slot in k.written else "")
-           for b in k.bufs]
+  win = lambda s: k.windows.get(s)  # noqa: E731
+  head += [f"#@ buffer slot={b.slot} dtype={_NAME[b.dtype]} size={b.size} base={b.base} over={w.over[0] if w else 0},{w.over[1] if w else 0}"
+           + (" read" if w is None or w.read else "") + (" written" if b.slot in k.written else "") for b in k.bufs for w in [win(b.slot)]]
   head += [f"#@ var slot={s} name={n} sreg={r}" for s, n, r in k.var_regs]
   head += [f"#@ int8 slot={s} elements={_runs(e)}" for s, e in k.int8_checks]
   tiles = [f".vmem {t} {' '.join(str(v & 0xFFFFFFFF) for v in vals)}" for t, vals in sorted(k.const_tiles.items())]
@@ -109,13 +120,14 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
   if int(top["N"]) != cfg.N:
     raise ValueError(f"TINYTPU kernel {kern[1]}: listing is for N={top['N']}, the backend core has N={cfg.N}")
   if int(top["vmem_tiles"]) > cfg.VMEM_TILES:  # before the assembler finds an address past the end
-    raise RuntimeError(f"TINYTPU kernel {kern[1]}: needs {top['vmem_tiles']} VMEM tiles, the core has {cfg.VMEM_TILES} "
-                       "(every buffer of a kernel must fit in VMEM: no HBM/DMA yet)")
+    raise RuntimeError(f"TINYTPU kernel {kern[1]}: needs {top['vmem_tiles']} VMEM tiles (one chunk's windows, tables and spills), "
+                       f"the core has {cfg.VMEM_TILES}")
   bufs, written, var_regs, checks = [], [], [], []
   for m in meta:
     f = kv(m)
     if m[0] == "buffer":
-      bufs.append(BufInfo(int(f["slot"]), _DTYPES[f["dtype"]], int(f["size"]), int(f["base"])))
+      over = tuple(int(x) for x in f.get("over", "0,0").split(","))
+      bufs.append(BufInfo(int(f["slot"]), _DTYPES[f["dtype"]], int(f["size"]), int(f["base"]), "read" in m or "over" not in f, over))
       if m[-1] == "written":
         written.append(int(f["slot"]))
     elif m[0] == "var":
@@ -126,5 +138,34 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
     b = asm.assemble_bundle(text, cfg)
   except asm.AsmError as e:  # name the kernel: the listing's line alone does not say which one
     raise asm.AsmError(e.line, f"TINYTPU kernel {kern[1]}: {e.why}") from None
+  relocs = _relocs(text)
+  if len(relocs) and max(pc for pc, _, _ in relocs) >= len(b.program):
+    raise ValueError(f"TINYTPU kernel {kern[1]}: relocation past the program's end")
   return Compiled(kern[1], cfg.N, list(b.program), dict(b.vmem), bufs, written, var_regs, int(top["vmem_tiles"]), checks,
-                  None if top["executed"] == "-" else int(top["executed"]))
+                  None if top["executed"] == "-" else int(top["executed"]), relocs)
+
+
+_RELOC = re.compile(r"#\s*hbm slot=(\d+)")
+
+
+def _relocs(text: str) -> list[tuple[int, int, int]]:
+  """(pc, slot, offset) of every `LI sX, off  # hbm slot=k` line, pcs counted as the assembler does."""
+  out, pc = [], 0
+  for raw in text.splitlines():
+    s = re.split(r"[#;]", raw, maxsplit=1)[0].strip()
+    while m := asm._LABEL.match(s):
+      s = m[2].strip()
+    if not s or s.startswith("."):
+      continue
+    if (m := _RELOC.search(raw)) is not None:
+      out.append((pc, int(m[1]), asm.parse_value(s.split(",")[-1].strip(), floats=False)))
+    pc += 1
+  return out
+
+
+def patch(words: list[int], relocs: list, hbm: dict[int, int]) -> list[int]:
+  """The program with every relocated LI immediate set to its buffer's HBM tile plus the offset."""
+  out = list(words)
+  for pc, slot, off in relocs:
+    out[pc] = (out[pc] & ~0xFFFFFFFF) | ((hbm[slot] + off) & 0xFFFFFFFF)
+  return out

@@ -21,6 +21,7 @@ then peephole.py, loops.py (loop depth), schedule.py, regalloc.py (allocation) a
 TASM listing the renderer returns)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -38,6 +39,7 @@ from tinytpu.backend.peephole import optimize
 from tinytpu.backend.records import Const, Kernel, LaneReduce, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
+from tinytpu.backend.stream import Stream
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.config import Config
 
@@ -84,7 +86,7 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
 
 
 def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
-  parts, first, codes, low, prev = output_nests(uops), None, [], None, None
+  parts, first, codes, low, prev, windows = output_nests(uops), None, [], None, None, {}
   for k, part in enumerate(parts):
     low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "", frugal=frugal)
     code = low.emit()
@@ -95,10 +97,16 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
       low.int8_checks = prev.int8_checks + low.int8_checks
       low.mxu_tables = {**prev.mxu_tables, **low.mxu_tables}
     prev = low
+    windows = {s: dataclasses.replace(w, read=w.read or windows[s].read, written=w.written or windows[s].written) if s in windows else w
+               for s, w in low.windows.items()} if k else dict(low.windows)
+  low.windows = windows
+  # HBM residency: the buffers the kernel reads (or writes partially) come in whole in front of the
+  # program, the ones it writes go out after it; a chunked kernel's streamed windows move in its loop
+  codes = low.resident_dma(list(windows.values()), False) + codes[:-1] + low.resident_dma(list(windows.values()), True) + codes[-1:]
   return low.finish(codes)
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
     self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
     sink = next((u for u in uops if u.op is Ops.SINK), None)
@@ -177,7 +185,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
                   {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks,
-                  loops.executed(code, weights))
+                  loops.executed(code, weights), self.windows)
 
   def emit(self) -> list[tuple]:
     """The kernel as virtual code (VT registers, physical scalar registers), ending in HALT."""
@@ -192,9 +200,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     self.var_regs.sort()  # tinygrad passes `vals` in slot order
     if self.symbolic:
       self.lower_symbolic_extents()
-    tiles_g = -(-self.G // L) if not self.symbolic else None
+    tiles_g = (self.C if self.chunked else -(-self.G // L)) if not self.symbolic else None
     U, iters = self.unroll(tiles_g)
-    looping = self.symbolic or iters > 1
+    looping = self.symbolic or iters > 1 or self.chunked
     self.s_g0 = self.sreg("lane base", temp=False) if looping else 0
     self.s_t = self.sreg("lane tile", temp=False) if looping else 0
     self.mxu_regs: list[int] = []
@@ -208,7 +216,18 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
     if looping:
       self.ins("LI", SR(self.s_g0), 0)
       self.ins("LI", SR(self.s_t), 0)
+    if self.chunked:  # stream.py: chunk 0's windows in, the window registers
+      self.chunk_regs()
     self.hoist_at, self.hoisted = len(self.code), {}
+    if self.chunked:  # the chunk loop: the lane loop over C tiles, the lane tile counting within the window copy
+      chunks_end = self.label()
+      r = self.sreg("chunk loop count")
+      self.ins("LI", SR(r), self.nc)
+      self.ins("LOOP", SR(r), chunks_end)
+      self.free_temps()
+      if self.sets == 2:
+        self.prefetch()
+      self.ins("SADDI", SR(self.s_t), SR(self.s_set), 0)
     lane_end = self.label()
     if self.symbolic:
       self.ins("LOOP", SR(self.s_count), lane_end)
@@ -238,7 +257,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
         self.ins("VSPLAT", lim, SR(self.s_G))
         self.ins("VSUB", lim, lim, self.ones)
         self.ins("VMIN", self.g, self.g, lim)
-      elif self.G % L and (looping or c == U - 1):
+      elif (self.G % L or (self.chunked and self.nc * self.C * L > self.G)) and (looping or c == U - 1):
         clamped = VT("g")
         self.ins("VMIN", clamped, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
         if any(d.in_psum for d in self.dots):  # PSUM results differ past G: scatters write the real lanes only
@@ -251,6 +270,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers):
       self.ins("SADDI", SR(self.s_t), SR(self.s_t), U)
       self.ins("SADDI", SR(self.s_g0), SR(self.s_g0), U * L)
     self.code.append(Label(lane_end))
+    if self.chunked:
+      self.chunk_end()
+      self.code.append(Label(chunks_end))
     self.ins("HALT")
     self.code[self.hoist_at:self.hoist_at] = [Ins("VFILL", t, bits) for bits, t in self.hoisted.items()]
     return _drop_unused(_dce(self.code), [self.s_g0, self.s_t] + self.mxu_regs)

@@ -48,6 +48,7 @@ class Kernel:
   N: int
   int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
   executed: int | None = None   # instructions it retires (spills aside), None for symbolic loop counts
+  windows: dict = dataclasses.field(default_factory=dict)  # slot -> stream.Window: what is DMA'd in and out
 
 
 @dataclasses.dataclass

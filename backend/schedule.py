@@ -24,8 +24,9 @@ WINDOW = 12   # candidates: the oldest unscheduled instructions of the block
 BYPASS = 1    # a reader issues in the cycle its operand is written (VRF write-through, doc/core.md)
 
 # instructions that end a block (and stay where they are): by their datapath in the ISA table,
-# control flow, issue control, the counters, the MXU and PSUM
-BARRIER_DATAPATHS = ("ctrl", "branch", "loop", "counter", "mxu", "pld", "pst")
+# control flow, issue control, the counters, the MXU, PSUM and the DMA engine (a DMA's tiles are
+# a range the VMEM dependences below do not model)
+BARRIER_DATAPATHS = ("ctrl", "branch", "loop", "counter", "mxu", "pld", "pst", "dma", "dmacfg")
 BARRIERS = {m for m, i in isa.BY_MNEMONIC.items() if i.datapath in BARRIER_DATAPATHS}
 # dual issue (doc/core.md): one VMEM tile read, one VMEM tile write, one vector compute op and one
 # scalar op; two instructions of different classes issue together (a store then a load of the same

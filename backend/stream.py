@@ -1,0 +1,344 @@
+"""HBM residency and streaming (a mixin of Lowering): every tinygrad buffer lives in HBM and the
+program moves what it touches through VMEM with the DMA engine (doc/hbm.md, doc/backend.md).
+
+A kernel whose buffers (and MXU tables, constant pool and a spill reserve) fit in VMEM keeps
+today's layout: each buffer it reads (or writes only partially) is DMA'd in whole in front of the
+program, each buffer it writes is DMA'd out after it ("resident" windows).
+
+A larger kernel streams: its lane loop (the tiles of the flattened output index g) is split into
+chunks of C tiles. Per chunk and per buffer the window of elements the chunk touches is the
+bounding box of every index of that buffer (the affine forms of analysis.py: the lane part
+evaluated over the chunk's g range, clamped to G - 1 like the lanes, and the reduce ranges' and
+uniform terms' bounds). A window that moves by the same number of tiles every chunk is streamed:
+two VMEM copies of it (double buffering: the next chunk's DMA.IN is issued before the current
+chunk computes), its accesses rebased by one scalar register per distinct step. A window that does
+not move (a broadcast operand) is loaded once. A buffer whose every chunk touches more than VMEM
+holds is refused with NotImplementedError naming the kernel, the buffer and the sizes.
+
+The program does not know where the buffers are in HBM: every HBM address is an `LI` whose
+immediate is an `HbmAddr` (a buffer slot and a tile offset), listed as a relocation that the
+device patches at launch with the buffer's HBM tile."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from tinygrad.uop.ops import Ops
+
+from tinytpu.backend.vcode import SR, Label, Mem
+
+SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
+DMA_T = 255         # tiles per DMA row (the T field)
+
+
+class HbmAddr(int):
+  """An `LI` immediate that is an HBM tile address: buffer `slot`'s HBM tile plus the int value
+  (patched by the device at launch; the listing marks it with a `# hbm slot=k` comment)."""
+  slot: int
+
+  def __new__(cls, slot: int, off: int):
+    v = super().__new__(cls, off)
+    v.slot = slot
+    return v
+
+  def __str__(self):
+    return f"{int(self)}  # hbm slot={self.slot}"
+
+
+@dataclasses.dataclass
+class Window:
+  """One buffer's VMEM window."""
+  slot: int
+  tiles: int             # VMEM tiles of one copy
+  lo: int = 0            # buffer tile of chunk 0's window (negative: before the buffer)
+  step: int = 0          # tiles the window moves per chunk (0: loaded once)
+  base: int = 0          # VMEM tile of copy 0
+  read: bool = True      # DMA'd in (the kernel reads it, or writes it only partially)
+  written: bool = False  # DMA'd out
+  over: tuple = (0, 0)   # HBM tiles the DMAs touch before / after the buffer (the device's guard)
+
+
+def _uses(self) -> dict:
+  """slot -> {"read", "written", "full" (every store is an ungated g-indexed store), "idx" [INDEX UOps]}."""
+  out: dict = {}
+  ifs = 0
+  for u in self.uops:
+    if u.op is Ops.IF:
+      ifs += 1
+    elif u.op is Ops.ENDIF:
+      ifs -= 1
+    elif u.op in (Ops.LOAD, Ops.STORE) and u.src[0].op is Ops.INDEX:
+      idx = u.src[0]
+      b = idx.src[0]
+      while b.op is Ops.AFTER:
+        b = b.src[0]
+      if b not in self.bufs:
+        continue
+      e = out.setdefault(self.bufs[b].slot, {"read": False, "written": False, "full": True, "idx": []})
+      e["idx"].append(idx)
+      if u.op is Ops.LOAD:
+        e["read"] = True
+        continue
+      e["written"] = True
+      form = self.lin(idx.src[1]) if len(idx.src) > 1 else None
+      exact = form is not None and not form[1] and not form[2] and not self.symbolic and \
+        form[0] == {r: s for r, s in zip(self.lane_ranges, self.strides)}
+      if ifs or len(u.src) > 2 or len(idx.src) > 2 or not exact or self.bufs[b].size != self.G:
+        e["full"] = False
+  return out
+
+
+class Stream:
+  def plan_stream(self):
+    """Resident windows when everything fits; else the chunk plan (or NotImplementedError)."""
+    L, V = self.L, self.cfg.VMEM_TILES
+    uses = _uses(self)
+    self.chunked, self.nc, self.C, self.sets, self.set_tiles = False, 1, 0, 1, 0
+    self.windows: dict[int, Window] = {}
+    for b in self.bufs.values():
+      e = uses.get(b.slot, {"read": False, "written": False, "full": True, "idx": []})
+      self.windows[b.slot] = Window(b.slot, -(-b.size // L), base=b.base // L, read=e["read"] or (e["written"] and not e["full"]),
+                                    written=e["written"])
+    if self.spill_base + SPILL_RESERVE <= V:
+      return
+    big = max(self.bufs.values(), key=lambda b: b.size)
+    what = f"TINYTPU kernel {self.name}: its buffers need {self.spill_base} VMEM tiles (buffer {big.slot}: {big.dtype}, {big.size} elements), VMEM has {V}"
+    if self.symbolic or self.prefix or self.lane_reduces or self.G < 2:
+      why = "a symbolic shape" if self.symbolic else "several output nests" if self.prefix else "a reduction to one element"
+      raise NotImplementedError(f"{what}; streaming a kernel with {why} through VMEM is not built (missing: chunking reduce loops)")
+    if self.dots:  # the MXU tables hold whole-buffer element addresses: stream the VPU form instead
+      self.dots, self.skip, self.dot_at, self.int8_checks, self.mxu_tables = [], set(), {}, [], {}
+      self.find_lane_reduces()
+      self.find_unrolled()
+    forms = {}
+    for slot, e in uses.items():
+      fs = [self.lin(i.src[1]) if len(i.src) > 1 else None for i in e["idx"]]
+      forms[slot] = None if any(f is None for f in fs) else fs
+    T = -(-self.G // L)
+    g_all = None
+    worst = None
+    for sets in (2, 1):
+      for C in sorted({min(T, 1 << k) for k in range(T.bit_length() + 1)} | {T}, reverse=True):
+        nc = -(-T // C)
+        if nc < 2 and C == T:
+          continue  # one chunk is the whole kernel: it did not fit
+        if g_all is None:
+          g_all = np.arange(T * L, dtype=np.int64)
+        plan = self._windows(C, nc, forms, uses, g_all)
+        foot = sum(w.tiles * (sets if w.step else 1) for w in plan.values())
+        if foot + 1 + SPILL_RESERVE <= V:
+          if sets == 2 and any(w.step and w.read and w.written and w.tiles > abs(w.step) for w in plan.values()):
+            continue  # a window read and written that overlaps the next one: chunks in order, single buffered
+          return self._adopt(plan, C, nc, sets)
+        if C == 1 and worst is None:
+          worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.step else 1))
+    if worst is None:
+      raise NotImplementedError(f"{what}; no chunking of its lane loop fits (missing: chunking the kernel's reduce loops)")
+    b = next(b for b in self.bufs.values() if b.slot == worst.slot)
+    raise NotImplementedError(
+      f"TINYTPU kernel {self.name}: buffer {b.slot} ({b.dtype}, {b.size} elements, {-(-b.size // L)} tiles): each chunk of the lane "
+      f"loop (one tile of outputs) touches {worst.tiles} of its tiles, VMEM has {V}; missing: chunking the kernel's reduce loops "
+      "(a window over the reduce ranges)")
+
+  def _windows(self, C: int, nc: int, forms: dict, uses: dict, g_all) -> dict[int, Window]:
+    L = self.L
+    g = np.minimum(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), self.G - 1)
+    rv = {r: (g // s) % e if i else g // s for i, (r, s, e) in enumerate(zip(self.lane_ranges, self.strides, self.extents))}
+    out = {}
+    for slot, w0 in self.windows.items():
+      w = dataclasses.replace(w0)
+      size_t = w.tiles
+      fs = forms.get(slot)
+      los, his = None, None
+      if slot not in uses:
+        w.tiles, w.read = 0, False
+      for f in fs or []:
+        if any(k not in rv for k in f[0]):
+          los = None
+          break
+        lane = np.zeros(len(g), dtype=np.int64)
+        for k, c in f[0].items():
+          lane += c * rv[k]
+        umin = umax = f[1]
+        ok = True
+        for c, t in f[2]:
+          lo_, hi_ = t.vmin, t.vmax
+          if not isinstance(lo_, int) or not isinstance(hi_, int):
+            ok = False
+            break
+          umin, umax = umin + min(c * lo_, c * hi_), umax + max(c * lo_, c * hi_)
+        if not ok:
+          los = None
+          break
+        lane = lane.reshape(nc, C * L)
+        lo_e, hi_e = lane.min(axis=1) + umin, lane.max(axis=1) + umax
+        los = lo_e if los is None else np.minimum(los, lo_e)
+        his = hi_e if his is None else np.maximum(his, hi_e)
+      if fs and los is not None:
+        lo_t, hi_t = los // L, his // L + 1
+        step = int(lo_t[1] - lo_t[0]) if nc > 1 else 0
+        W = int((hi_t - lo_t).max())
+        affine = (lo_t == lo_t[0] + step * np.arange(nc)).all()
+        if affine and W < size_t:
+          w.tiles, w.lo, w.step = W, int(lo_t[0]), step
+          ends = [w.lo + c * step for c in (0, nc - 1)]
+          w.over = (max(0, -min(ends)), max(0, max(ends) + W - size_t))
+      out[slot] = w
+    return out
+
+  def _adopt(self, plan: dict[int, Window], C: int, nc: int, sets: int):
+    """Lay the windows out (copy 0 of every streamed one, copy 1, then the fixed ones) and rebase the buffers."""
+    self.chunked, self.C, self.nc, self.sets = True, C, nc, sets
+    t = 0
+    streamed = [w for w in plan.values() if w.step]
+    for w in streamed:
+      w.base, t = t, t + w.tiles
+    self.set_tiles = t if sets == 2 else 0
+    t += self.set_tiles
+    for w in plan.values():
+      if not w.step:
+        w.base, t = t, t + w.tiles
+    self.windows = plan
+    for b in self.bufs.values():
+      b.base = plan[b.slot].base * self.L
+    self.const_base = t * self.L
+    self.first_tile = self.spill_base = t + 1
+    self.step_regs: dict[int, int] = {}  # window step -> scalar register: copy offset minus step * chunk, in elements
+
+  # --- addressing -------------------------------------------------------------------------------
+  def ebase(self, buf) -> int:
+    """The element base an access adds its index to (the window's lo folded in); a streamed window's
+    register (rebase) adds the chunk's part."""
+    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+    return buf.base if w is None else buf.base - w.lo * self.L
+
+  def rebase_reg(self, buf) -> int:
+    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+    return self.step_regs[w.step] if w is not None and w.step else 0
+
+  def tile_ok(self, buf) -> bool:
+    """Tile loads/stores at the lane tile: a chunked kernel's lane tile counts within the chunk's copy."""
+    if not getattr(self, "chunked", False):
+      return True
+    w = self.windows[buf.slot]
+    return w.step == self.C and (self.G % (self.C * self.L) == 0 or not self.data_addr)
+
+  # --- DMA code ---------------------------------------------------------------------------------
+  def dma(self, mn: str, vreg: int, voff: int, slot: int, hoff: int, tiles: int, hreg: int | None = None):
+    """Copy `tiles` contiguous tiles between VMEM [vreg + voff] and buffer slot's HBM tile hoff
+    (+ hreg when given): rows of up to DMA_T tiles, each row block one DMA (DMA.CFG)."""
+    h = self.sreg("HBM address")
+    self.ins("LI", SR(h), HbmAddr(slot, hoff))
+    if hreg is not None:
+      self.ins("SADD", SR(h), SR(h), SR(hreg))
+    v = vreg
+    if not -(1 << 15) <= voff + tiles < 1 << 15:
+      v = self.sreg("VMEM address")
+      self.ins("SADDI", SR(v), SR(vreg), voff)
+      voff = 0
+    done = 0
+    while done < tiles:
+      T = min(DMA_T, tiles - done)
+      rows = min((tiles - done) // T, 65535)
+      st = self.sreg("DMA stride")
+      self.ins("LI", SR(st), T)
+      self.ins("DMA.CFG", SR(st), rows, T)
+      a, b = (Mem(v, voff), Mem(h, 0)) if mn == "DMA.IN" else (Mem(h, 0), Mem(v, voff))
+      self.ins(mn, a, b, T)
+      done += rows * T
+      if done < tiles:
+        self.ins("SADDI", SR(h), SR(h), rows * T)
+        if v == vreg and v != 0:
+          v = self.sreg("VMEM address")
+          self.ins("SADDI", SR(v), SR(vreg), 0)
+        if v != 0:
+          self.ins("SADDI", SR(v), SR(v), rows * T)
+        else:
+          voff += rows * T
+    self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
+    self.free_temps()
+
+  def free_temps(self):
+    for r in self.temps:
+      self.release(r)
+    self.temps = []
+
+  def resident_dma(self, windows: list[Window], out: bool) -> list:
+    """Whole-buffer copies of resident windows (the program's prologue or epilogue), as code."""
+    saved, self.code = self.code, []
+    for w in windows:
+      if (w.written if out else w.read) and not w.step:
+        self.dma("DMA.OUT" if out else "DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
+    code, self.code = self.code, saved
+    return code
+
+  def chunk_regs(self):
+    """Before the chunk loop: chunk 0's windows copied in, the rebase registers and the copy offset."""
+    L = self.L
+    for w in self.windows.values():
+      if w.step and w.step not in self.step_regs:
+        r = self.step_regs[w.step] = self.sreg("window rebase", temp=False)
+        self.ins("LI", SR(r), 0)
+    self.s_set = self.sreg("window copy", temp=False) if self.sets == 2 else 0
+    if self.s_set:
+      self.ins("LI", SR(self.s_set), 0)
+    self.s_left = self.sreg("chunks left", temp=False)
+    self.ins("LI", SR(self.s_left), self.nc - 1)
+    self.shift = L.bit_length() - 1
+    for w in self.windows.values():
+      if w.step and w.read:
+        self.dma("DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
+
+  def chunk_offset(self, w: Window, nxt: bool) -> int:
+    """A temporary holding step * (chunk index [+ 1]) in tiles, from the rebase register."""
+    r, t = self.step_regs[w.step], self.sreg("chunk offset")
+    k = self.sreg("shift")
+    self.ins("LI", SR(k), self.shift)
+    self.ins("SSRA", SR(t), SR(r), SR(k))
+    self.ins("SSUB", SR(t), SR(self.s_set), SR(t))
+    if nxt:
+      self.ins("SADDI", SR(t), SR(t), w.step)
+    return t
+
+  def prefetch(self):
+    """The next chunk's windows into the other copy (skipped in the last chunk)."""
+    skip = self.label()
+    self.ins("BEQ", SR(self.s_left), SR(0), skip)
+    for w in self.windows.values():
+      if w.step and w.read:
+        t = self.chunk_offset(w, True)
+        v = self.sreg("other copy")
+        if self.s_set:
+          self.ins("LI", SR(v), self.set_tiles)
+          self.ins("SSUB", SR(v), SR(v), SR(self.s_set))
+        else:
+          self.ins("LI", SR(v), 0)
+        self.dma("DMA.IN", v, w.base, w.slot, w.lo, w.tiles, hreg=t)
+    self.code.append(Label(skip))
+
+  def chunk_end(self):
+    """After a chunk's lane loop: its written windows out, the next chunk's in (single buffered),
+    then the registers stepped to the next chunk."""
+    L = self.L
+    for w in self.windows.values():
+      if w.step and w.written:
+        t = self.chunk_offset(w, False)
+        self.dma("DMA.OUT", self.s_set, w.base, w.slot, w.lo, w.tiles, hreg=t)
+    if self.sets == 1:
+      self.prefetch()
+    new = self.sreg("next copy")
+    if self.s_set:
+      self.ins("LI", SR(new), self.set_tiles)
+      self.ins("SSUB", SR(new), SR(new), SR(self.s_set))
+      d = self.sreg("copy delta")
+      self.ins("SSUB", SR(d), SR(new), SR(self.s_set))
+      k = self.sreg("shift")
+      self.ins("LI", SR(k), self.shift)
+      self.ins("SSHL", SR(d), SR(d), SR(k))
+      for r in self.step_regs.values():
+        self.ins("SADD", SR(r), SR(r), SR(d))
+      self.ins("SADDI", SR(self.s_set), SR(new), 0)
+    for step, r in self.step_regs.items():
+      self.ins("SADDI", SR(r), SR(r), -step * L)
+    self.ins("SADDI", SR(self.s_left), SR(self.s_left), -1)
+    self.free_temps()
