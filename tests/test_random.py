@@ -40,7 +40,10 @@ def trace(b: bundle.Bundle):
   m.load(b)
   log = []
   def wrap(pc, f):
-    ins, o = isa.decode(m.program[pc], m.N)
+    try:
+      ins, o = isa.decode(m.program[pc], m.N)
+    except isa.IllegalInstruction:  # a trap on purpose: it runs as it is
+      return f
     def g(n):
       before = list(m.sregs)
       r = f(n)
@@ -61,7 +64,7 @@ def test_generator_covers_every_family():
     ["lbreak", "loop_skipped", "depth4", "mxu_conflict", "mxu_independent"], 0)
   tacc = set()
   for seed in COVER:
-    b = randprog.generate(seed, DEFAULT)
+    b = randprog.generate(seed, DEFAULT, dma=True, traps=False)  # every family, no trap on purpose
     for ins, o in mnemonics(b.program):
       seen.add(ins.mnemonic)
       if ins.mnemonic == "MMUL": tacc.add((o["T"], o["acc"]))
@@ -117,6 +120,28 @@ def test_deterministic_and_legal_text():
     assert a == b
     assert bundle.parse(bundle.write(a), DEFAULT) == a  # the bundle text the RTL gets reads back the same
   assert randprog.generate(1) != randprog.generate(2)
+
+
+def test_generator_reaches_every_trap_and_range():
+  """With traps on (the default), a share of the programs end in every trap code and in a timeout;
+  far tiles reach the first and last tiles of VMEM and PSUM; backward-branch loops run and s0 is
+  written (and stays 0)."""
+  traps, far, back, s0 = set(), set(), 0, 0
+  for seed in range(BASE, BASE + 500):
+    p = randprog.program(seed, DEFAULT, dma=True)
+    b = p.bundle()
+    r = interp.run(b)
+    traps.add(r.trap if r.status == "trap" else r.status)
+    far |= {(sp, a) for sp, a in p.far}
+    status, log, _ = trace(b)
+    for i, (pc, mn, o, s, res, depth) in enumerate(log):
+      back += mn == "BNE" and res is not None and res < pc
+      s0 += o.get("sd") == 0 and isa.BY_MNEMONIC[mn].datapath == "salu"
+  want = set(isa.TRAP_CODES) - {"ok", "timeout"} | {"ok", "timeout"}
+  assert want <= traps, f"never reached: {sorted(want - traps)}"
+  for space, size in (("vmem", DEFAULT.VMEM_TILES), ("psum", DEFAULT.PSUM_TILES)):
+    assert (space, size - 1) in far, f"the last {space} tile is never touched"
+  assert back > 100 and s0 > 50, (back, s0)
 
 
 # ---------------------------------------------------------------------------------------------

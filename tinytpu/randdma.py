@@ -6,16 +6,19 @@ reached. A DMA item is one straight-line group: its shape (DMA.CFG, with the row
 register), its two base registers and the copy, all chosen so that every row stays inside the
 program's VMEM tiles [0, VW) and its HBM window; the copy aims at the tiles of the last MMUL
 (which the MXU may still be reading) half the time, so DMA-vs-MXU interlocks are exercised. A few
-items copy out of range on purpose: the program then ends in hbm_out_of_range or
-vmem_out_of_range, and RTL and golden must agree on the trap and its pc."""
+items of a program whose trap on purpose is `dma_oob` (tinytpu/randreach.py) copy out of range:
+the program then ends in hbm_out_of_range or vmem_out_of_range, and RTL and golden must agree on
+the trap and its pc."""
 from __future__ import annotations
 
 import numpy as np
 
+from tinytpu.randtree import Op
+
 HW = 32               # HBM tiles a program owns
 MAX_T = 5             # tiles per row
 MAX_ROWS = 3
-TRAP_RATE = 0.02      # items that copy out of range on purpose
+OOB_RATE = 0.3        # DMA items out of range in a program whose trap on purpose is dma_oob
 
 
 def hbm_base(rng: np.random.Generator, hbm_tiles: int) -> int:
@@ -25,10 +28,9 @@ def hbm_base(rng: np.random.Generator, hbm_tiles: int) -> int:
 
 
 class DmaItems:
-  """Mixed into randprog._Gen (uses rng, N, config, s(), w(), hot, vw, hbm0)."""
+  """Mixed into randprog._Gen (uses rng, N, config, s(), w(), hot, vw, hbm0, trap_kind)."""
 
   def dma_item(self, f: str) -> list:
-    from tinytpu.randprog import Op
     if f == "dmawait":
       return [Op([self.w("DMA.WAIT")], "dmawait")]
     r = self.rng
@@ -47,7 +49,7 @@ class DmaItems:
     else:
       v = int(r.integers(0, self.vw - vspan + 1))
     h = self.hbm0 - hlo + int(r.integers(0, HW - hspan + 1))
-    if r.random() < TRAP_RATE:  # out of range on purpose: past VMEM's end or outside HBM
+    if self.trap_kind == "dma_oob" and r.random() < OOB_RATE:  # out of range on purpose: past VMEM's end or outside HBM
       if r.random() < .5:
         v = self.config.VMEM_TILES - int(r.integers(0, T)) if r.random() < .7 else -1
       else:

@@ -22,7 +22,8 @@ import sys
 
 import numpy as np
 
-from tinytpu import asm, bundle, isa, randdma
+from tinytpu import asm, bundle, isa, randdma, randreach
+from tinytpu.randtree import BackLoop, Branch, Loop, Op  # noqa: F401  (re-exported: randprog.Op ...)
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT, Config
 
@@ -30,6 +31,8 @@ from tinytpu.config import DEFAULT, Config
 # delete a name here once its RTL lands
 # whether programs copy through HBM (DMA.IN/DMA.OUT/DMA.CFG/DMA.WAIT, tinytpu/randdma.py) by default
 DMA = False  # until the RTL's DMA engine lands
+# whether a share of the programs end in a trap or timeout on purpose (randreach.TRAP_PROGRAMS)
+TRAPS = True
 RTL_MISSING_VPU: tuple[str, ...] = ()  # VPU functions the RTL lacks (none since the transcendentals landed)
 VPU_FNS = [f for f in isa.VPU_FNS if f not in RTL_MISSING_VPU]
 SALU = [i.mnemonic for i in isa.INSTRS if i.op == isa.OP["SALU"]]
@@ -89,30 +92,7 @@ def word(mn: str, N: int, **vals) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# the program tree
-@dataclasses.dataclass
-class Op:
-  words: list[int]
-  tag: str                  # family, for coverage; an "lbreak" outside every loop is not emitted
-
-
-@dataclasses.dataclass
-class Branch:
-  mn: str                   # BEQ/BNE/BLT/BGE/JMP
-  sa: int
-  sb: int
-  skip: int                 # items of its block jumped over when taken (clamped to the block)
-
-
-@dataclasses.dataclass
-class Loop:
-  pre: list[int]            # sets up the count register (LOOP)
-  mn: str                   # LOOP or LOOPI
-  count: int                # the register (LOOP) or the count (LOOPI)
-  bound: int                # most iterations it can run
-  body: list
-
-
+# the program tree (items: tinytpu/randtree.py)
 @dataclasses.dataclass
 class Program:
   config: Config
@@ -123,6 +103,8 @@ class Program:
   vdump: list[int]          # vregs stored by the epilogue to VMEM tiles VW, VW+1, ...
   sink: int                 # the value the epilogue writes into s15
   hbm: tuple[int, np.ndarray] | None = None  # the HBM window (first tile, (HW, N, N)): preloaded and dumped
+  far: list = dataclasses.field(default_factory=list)  # (space, tile) touched outside the low tiles: dumped
+  timeout: int | None = None  # a watchdog shorter than the program (a timeout on purpose)
 
   def words(self) -> list[int]:
     N = self.config.N
@@ -134,8 +116,11 @@ class Program:
     words = self.words()
     dumps = [("vmem", 0, VW + len(self.vdump)), ("psum", 0, pw(self.config)), ("sreg", 0, 16)]
     dumps += [("hbm", self.hbm[0], len(self.hbm[1]))] if self.hbm is not None else []
+    low = {"vmem": VW + len(self.vdump), "psum": pw(self.config)}
+    dumps += [(sp, a, 1) for sp, a in sorted(set(self.far)) if a >= low[sp]]
+    limit = self.timeout if self.timeout is not None else watchdog(self.items, len(words), self.config)
     return Bundle(config=self.config, vmem=dict(self.vmem), psum=dict(self.psum), sregs=dict(self.sregs),
-                  program=words, dumps=dumps, max_cycles=watchdog(self.items, len(words), self.config),
+                  program=words, dumps=dumps, max_cycles=limit,
                   hbm=[(self.hbm[0], self.hbm[1].copy())] if self.hbm is not None else [])
 
   def tasm(self) -> str:
@@ -149,12 +134,16 @@ def pw(config: Config) -> int:
 def _emit(items: list, depth: int, N: int, body: bool = False) -> list[int]:
   """Words of a block; targets are relative, so a block emits the same words wherever it sits."""
   items = [it for it in items if not (depth == 0 and isinstance(it, Op) and it.tag == "lbreak")]
-  if body and (not items or isinstance(items[-1], (Loop, Branch))):
+  if body and (not items or isinstance(items[-1], (Loop, Branch, BackLoop))):
     items = items + [Op([word("NOP", N)], "nop")]  # a body ends in a plain instruction (nesting rule, back-edge)
   parts = []
   for it in items:
     if isinstance(it, Op): parts.append(list(it.words))
     elif isinstance(it, Branch): parts.append([0])  # filled below
+    elif isinstance(it, BackLoop):  # LI c, n; body; SADDI c, c, -1; BNE c, s0, <body start>
+      inner = _emit(it.body, depth, N)
+      parts.append([word("LI", N, sd=it.counter, imm=it.count)] + inner +
+                   [word("SADDI", N, sd=it.counter, sa=it.counter, imm=-1), word("BNE", N, sa=it.counter, sb=0, target=-(len(inner) + 1))])
     else:
       inner = _emit(it.body, depth + 1, N, body=True)
       loop = word("LOOP", N, count=it.count, end=len(inner) + 1) if it.mn == "LOOP" else \
@@ -163,7 +152,7 @@ def _emit(items: list, depth: int, N: int, body: bool = False) -> list[int]:
   starts = np.cumsum([0] + [len(p) for p in parts]).tolist()
   for i, it in enumerate(items):
     if isinstance(it, Branch):
-      t = min(i + 1 + it.skip, len(items) - 1 if body else len(items))  # a body's branch stays in the body
+      t = len(items) if it.exit else min(i + 1 + it.skip, len(items) - 1 if body else len(items))  # a body's branch stays in the body
       off = starts[t] - starts[i]
       parts[i] = [word("JMP", N, target=off) if it.mn == "JMP" else word(it.mn, N, sa=it.sa, sb=it.sb, target=off)]
   return [w for p in parts for w in p]
@@ -172,7 +161,10 @@ def _emit(items: list, depth: int, N: int, body: bool = False) -> list[int]:
 def _cost(w: int, c: Config) -> int:
   """Generous cycles one executed word may take (MMUL streams T*N rows, a DMA waits for HBM and
   moves its rows' tiles at the HBM's bandwidth; anything else may wait on them)."""
-  ins, vals = isa.decode(w, c.N)
+  try:
+    ins, vals = isa.decode(w, c.N)
+  except isa.IllegalInstruction:  # a trap on purpose: it ends the program
+    return 24
   if ins.mnemonic == "MMUL": return vals["T"] * c.N + 4 * c.N + 24
   if ins.datapath == "dma": return 2 * c.HBM_LATENCY + -(-vals["T"] * randdma.MAX_ROWS * c.HBM_BW_DEN // c.HBM_BW_NUM) * 2 + 24
   return 24 + 4 * c.N
@@ -184,6 +176,7 @@ def _dyn(items: list, c: Config) -> int:
   for it in items:
     if isinstance(it, Op): tot += sum(_cost(w, c) for w in it.words)
     elif isinstance(it, Branch): tot += 24
+    elif isinstance(it, BackLoop): tot += 24 + it.count * (_dyn(it.body, c) + 72)
     else: tot += 24 * (len(it.pre) + 2) + max(it.bound, 1) * (_dyn(it.body, c) + 24)
   return tot
 
@@ -193,8 +186,9 @@ def watchdog(items: list, nwords: int, c: Config) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-class _Gen(randdma.DmaItems):
-  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False):
+class _Gen(randdma.DmaItems, randreach.ReachItems):
+  def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False,
+               traps: bool = False):
     self.rng = np.random.default_rng(seed)
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
@@ -208,7 +202,14 @@ class _Gen(randdma.DmaItems):
            "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
            "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
     if gather: fam |= {"vgather": 2, "vscatter": 2}
-    self.dma, self.vw = dma, VW
+    self.dma, self.vw, self.traps = dma, VW, traps
+    # a trap on purpose (chosen first: a program that traps never reaches the epilogue that
+    # overwrites s15, so its timing reads go to s0 instead)
+    self.trap_kind = randreach.choose_trap(r, dma) if traps else None
+    self.sink_reg = 0 if self.trap_kind else SINK
+    self.far: list = []
+    self.free = [x for x in range(1, 15) if x not in self.sp]  # counters of backward-branch loops
+    fam |= {"far": 1.5, "s0": .6, "backloop": 1.5}
     if dma:
       fam |= {"dma": 4, "dmawait": .4}
       self.hbm0 = randdma.hbm_base(r, config.HBM_TILES)
@@ -283,8 +284,8 @@ class _Gen(randdma.DmaItems):
     if f == "timing":
       if self.perf_retired and r.random() < .3:  # `retired` is architectural: it may flow anywhere
         return [Op([self.w("RDPERF", sd=self.s(), counter=isa.PERF["retired"])], "rdperf")]
-      if r.random() < .4: return [Op([self.w("RDCYCLE", sd=SINK)], "rdcycle")]
-      return [Op([self.w("RDPERF", sd=SINK, counter=int(r.integers(0, len(isa.PERF_COUNTERS))))], "rdperf")]
+      if r.random() < .4: return [Op([self.w("RDCYCLE", sd=self.sink_reg)], "rdcycle")]
+      return [Op([self.w("RDPERF", sd=self.sink_reg, counter=int(r.integers(0, len(isa.PERF_COUNTERS))))], "rdperf")]
     if f == "vsplat": return [Op([self.w("VSPLAT", vd=self.v(), sa=self.s())], "vsplat")]
     if f == "vextract":
       return [Op([self.w("VEXTRACT", sd=self.s(), va=self.v(), r=int(r.integers(N)), c=int(r.integers(N)))], "vextract")]
@@ -311,6 +312,9 @@ class _Gen(randdma.DmaItems):
     if f == "fence": return [Op([self.w("FENCE")], "fence")]
     if f == "nop": return [Op([self.w("NOP")], "nop")]
     if f in ("dma", "dmawait"): return self.dma_item(f)
+    if f == "far": return self.far_item()
+    if f == "s0": return self.s0_item()
+    if f == "backloop": return self.back_loop(depth, mult) if self.nwords < self.length - 8 else []
     return [self.gather_op(f)]
 
   def pair_mem(self, f: str | None = None, near: int | None = None) -> list:
@@ -400,6 +404,7 @@ class _Gen(randdma.DmaItems):
     for _ in range(n):
       if depth and self.nwords > self.length + 16: break
       items = self.item(depth, mult)
+      if not items: continue  # a family with nothing to give here (no free counter register)
       last = items[-1]
       k = isa.lookup(last.words[-1]).issue if isinstance(last, Op) else ""
       if k in PAIR_BEFORE_MEM and self.rng.random() < .25:
@@ -420,27 +425,35 @@ class _Gen(randdma.DmaItems):
     vmem = {a: tile(r, N) for a in range(VW) if r.random() < .9}
     psum = {a: tile(r, N) for a in range(self.PW) if r.random() < .8}
     sregs = {x: value(r) for x in range(1, 15) if r.random() < .8}
+    trap, timeout = self.trap_kind, None
+    if trap == "timeout":
+      timeout = int(r.integers(5, 30))
+    elif trap is not None and trap != "dma_oob":  # (a DMA item copies out of range instead: randdma)
+      at = int(r.integers(0, len(items) + 1))
+      items[at:at] = self.trap_item(trap)
     hbm = None
     if self.dma:
       win = np.stack([tile(r, N) if r.random() < .8 else np.zeros((N, N), np.uint32) for _ in range(randdma.HW)])
       hbm = (self.hbm0, win)
-    return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)), hbm)
+    return Program(self.config, items, vmem, psum, sregs, sorted(self.vp), int(r.integers(0, 1 << 31)), hbm, list(self.far), timeout)
 
 
 def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-            perf_retired: bool = True, include: tuple = (), dma: bool | None = None) -> Program:
+            perf_retired: bool = True, include: tuple = (), dma: bool | None = None, traps: bool | None = None) -> Program:
   """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
   `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers; `include`
   takes VPU functions back from RTL_MISSING_VPU (to try an RTL that just gained them); `dma` adds
-  HBM copies (default: DMA)."""
-  return _Gen(seed, config, length, gather, perf_retired, include, DMA if dma is None else dma).program()
+  HBM copies (default: DMA); `traps` lets a share of the programs end in a trap or a timeout on
+  purpose (tinytpu/randreach.py; default: TRAPS)."""
+  return _Gen(seed, config, length, gather, perf_retired, include, DMA if dma is None else dma,
+              TRAPS if traps is None else traps).program()
 
 
 def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             perf_retired: bool = True, include: tuple = (), dma: bool | None = None) -> Bundle:
+             perf_retired: bool = True, include: tuple = (), dma: bool | None = None, traps: bool | None = None) -> Bundle:
   """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
   and the scalar registers, and a watchdog far above the longest possible run."""
-  return program(seed, config, length, gather, perf_retired, include, dma).bundle()
+  return program(seed, config, length, gather, perf_retired, include, dma, traps).bundle()
 
 
 # ---------------------------------------------------------------------------------------------
