@@ -43,6 +43,7 @@ module sxu
   parameter int unsigned VMEM_TILES = 1024,
   parameter int unsigned PSUM_TILES = 64,
   parameter int unsigned IMEM_WORDS = 4096,
+  parameter int unsigned HBM_TILES  = 1 << 20,
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned LANE_W    = $clog2(N*N)
 ) (
@@ -77,8 +78,12 @@ module sxu
   // issue of a vector-side instruction (VSPLAT, VLD..VFILL, VPU, XLU, MLW, MMUL)
   output logic                      iss_valid_o,
   output logic [31:0]               iss_scalar_o,  // VSPLAT: sa; XROTS/XSROTS: sb; else imm
-  output logic [31:0]               iss_addr_o,    // checked tile address (MMUL: PSUM dst)
-  output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src
+  output logic [31:0]               iss_addr_o,    // checked tile address (MMUL: PSUM dst; DMA: VMEM base)
+  output logic [31:0]               iss_addr2_o,   // MMUL: VMEM src; DMA: HBM base
+  // the DMA shape in force (DMA.CFG): a DMA.IN/DMA.OUT issued on channel A carries it
+  output logic [15:0]               dma_rows_o,
+  output logic [31:0]               dma_hstride_o,
+  output logic [15:0]               dma_vstride_o,
   output logic [N*N-1:0][31:0]      iss_eaddr_o,   // VGATHER/VSCATTER: checked element addresses
   output logic [N*N-1:0]            iss_emask_o,   // VSCATTER: active lanes (vm != 0)
   // issue of a VLD and of a VST (each from either slot: a pair may carry one of each)
@@ -100,7 +105,10 @@ module sxu
   input  logic                      vpu_ready_i,   // the VPU accepts the decoded function now
   input  logic                      mxu_ready_i,   // the MXU accepts a command now
   input  logic                      mxu_idle_i,    // no MXU command queued or running
-  input  logic                      mxu_busy_i     // the MXU streams an activation row
+  input  logic                      mxu_busy_i,    // the MXU streams an activation row
+  input  logic                      dma_ready_i,   // the DMA queue accepts a command now
+  input  logic                      dma_idle_i,    // no DMA command queued, walking or in flight
+  input  logic                      dma_tile_i     // the DMA moved a tile (an HBM request accepted)
 );
 
   // issue-to-write-back latencies come from the decode (the ISA table); VLD's, which sizes the load
@@ -109,6 +117,7 @@ module sxu
   localparam int unsigned SLOTS = 16;  // > the longest latency (isa.check_table: at most 15)
   localparam int unsigned LSLOTS = VLD_LAT + 1;  // the load table: VLD's one latency
   localparam logic signed [33:0] VT = 34'(VMEM_TILES), PT = 34'(PSUM_TILES), VE = 34'(VMEM_TILES*N*N);
+  localparam logic signed [51:0] VT52 = 52'(VMEM_TILES), HT52 = 52'(HBM_TILES);
 
   typedef enum logic [1:0] {S_IDLE, S_RUN, S_DRAIN, S_DONE} state_e;
 
@@ -160,6 +169,16 @@ module sxu
   // tiles owned by in-flight MXU commands (bounding ranges, inclusive)
   logic                      own_v_q, own_p_q;
   logic signed [33:0]        own_v_lo_q, own_v_hi_q, own_p_lo_q, own_p_hi_q;
+  // the DMA shape (DMA.CFG; 1 row after reset and at start) and its row spans (rows-1)*stride
+  logic [15:0]               dcfg_rows_q;
+  logic [31:0]               dcfg_hs_q;
+  logic [15:0]               dcfg_vs_q;
+  logic signed [51:0]        dcfg_hspan_q, dcfg_vspan_q;
+  // tiles owned by in-flight DMA commands (bounding ranges, inclusive, until the engine is idle):
+  // VMEM tiles DMA.IN writes (dw) and DMA.OUT reads (dr), HBM tiles DMA.OUT writes (hw) and
+  // DMA.IN reads (hr)
+  logic                      dw_q, dr_q, hw_q, hr_q;
+  logic signed [51:0]        dw_lo_q, dw_hi_q, dr_lo_q, dr_hi_q, hw_lo_q, hw_hi_q, hr_lo_q, hr_hi_q;
 
   // ---------------------------------------------------------------------------------------------
   // decode: both slots through tinytpu_pkg::decode, generated from the ISA table (fields, legality
@@ -187,13 +206,15 @@ module sxu
   assign sb    = sreg_q[rb];
 
   // slot 0's datapath and memory operands
-  logic is_vld, is_vst, is_vpu, is_mxu, is_elem, is_span, ld_port;
+  logic is_vld, is_vst, is_vpu, is_mxu, is_elem, is_span, ld_port, is_dma, dma_out;
   assign is_vld  = d0.dp == DP_VLD;                  // on the load channel
   assign is_vst  = d0.dp == DP_VST;                  // on the store channel
   assign is_vpu  = d0.dp == DP_VPU;                  // waits for the VPU's ready
   assign is_mxu  = d0.dp == DP_MXU;                  // waits for the MXU's ready, owns tiles
   assign is_elem = d0.ve_rd || d0.ve_wr;             // element addresses (VGATHER/VSCATTER)
-  assign is_span = d0.mp_rd || d0.mp_wr || d0.mv_rd || d0.mv_wr;  // T-tile spans (MMUL)
+  assign is_span = d0.mp_rd || d0.mp_wr;             // T-tile spans (MMUL: PSUM dst, VMEM src)
+  assign is_dma  = d0.dp == DP_DMA;                  // DMA.IN/DMA.OUT: waits for the queue, owns tiles
+  assign dma_out = d0.ha_wr;                         // DMA.OUT: HBM [sa + immhi], VMEM [sb + immlo]
   assign ld_port = d0.wb == WB_VLD;                  // writes through VRF port 1
 
   // vector register operands read at issue and the register written
@@ -282,6 +303,18 @@ module sxu
   assign addr1     = 34'($signed(sa1)) + 34'($signed(imm1));
   assign vmem_oob1 = (d1.vt_rd || d1.vt_wr) && (addr1 < 0 || addr1 >= VT);
 
+  // DMA.IN/DMA.OUT: the bounding boxes of all rows with the shape in force (rows-1 row strides
+  // beyond the base, T tiles a row); VMEM first, then HBM (the golden's order)
+  logic signed [51:0] dvb, dhb, dv_lo, dv_hi, dh_lo, dh_hi;
+  logic               hbm_oob;
+  assign dvb   = dma_out ? 52'(maddr_a) : 52'(maddr_p);
+  assign dhb   = dma_out ? 52'(maddr_p) : 52'(maddr_a);
+  assign dv_lo = dvb;
+  assign dv_hi = dvb + dcfg_vspan_q + 52'(t_cnt) - 52'sd1;
+  assign dh_lo = dhb + (dcfg_hspan_q < 0 ? dcfg_hspan_q : 52'sd0);
+  assign dh_hi = dhb + (dcfg_hspan_q > 0 ? dcfg_hspan_q : 52'sd0) + 52'(t_cnt) - 52'sd1;
+  assign hbm_oob = is_dma && (dh_lo < 0 || dh_hi >= HT52);
+
   always_comb begin
     vmem_oob = 1'b0;
     psum_oob = 1'b0;
@@ -292,6 +325,7 @@ module sxu
       vmem_oob = maddr_a < 0 || maddr_a + t_cnt > VT;
       psum_oob = maddr_p < 0 || maddr_p + t_cnt > PT;
     end
+    if (is_dma) vmem_oob = dv_lo < 0 || dv_hi >= VT52;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -406,17 +440,61 @@ module sxu
     end
   end
 
-  logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall;
-  assign bg_idle = mxu_idle_i && pending == '0;
+  // DMA interlocks: an access to tiles in flight in a DMA (an inclusive range [lo, hi] against a
+  // bounding range); a scatter's or gather's active lanes by their tiles
+  function automatic logic hits(input logic own, input logic signed [51:0] own_lo, input logic signed [51:0] own_hi,
+                                input logic signed [51:0] lo, input logic signed [51:0] hi);
+    return own && lo <= own_hi && own_lo <= hi;
+  endfunction
+  logic signed [51:0] a52, m_lo, m_hi;
+  logic               e_dw, e_dr, stall_dmar;
+  assign a52  = 52'(addr);
+  assign m_lo = 52'(maddr_a);
+  assign m_hi = 52'(maddr_a) + 52'(t_cnt) - 52'sd1;
+  always_comb begin
+    e_dw = 1'b0;
+    e_dr = 1'b0;
+    if (is_elem && (dw_q || dr_q)) begin
+      for (int l = 0; l < N*N; l++) begin
+        if (eact[l] && hits(dw_q, dw_lo_q, dw_hi_q, 52'($signed(eaddr[l]) >>> LANE_W), 52'($signed(eaddr[l]) >>> LANE_W))) e_dw = 1'b1;
+        if (eact[l] && hits(dr_q, dr_lo_q, dr_hi_q, 52'($signed(eaddr[l]) >>> LANE_W), 52'($signed(eaddr[l]) >>> LANE_W))) e_dr = 1'b1;
+      end
+    end
+  end
+  always_comb begin
+    stall_dmar = 1'b0;
+    // reads of tiles a DMA.IN still writes
+    if (d0.vt_rd && hits(dw_q, dw_lo_q, dw_hi_q, a52, a52)) stall_dmar = 1'b1;
+    if (d0.ve_rd && e_dw) stall_dmar = 1'b1;
+    if (is_mxu && is_span && hits(dw_q, dw_lo_q, dw_hi_q, m_lo, m_hi)) stall_dmar = 1'b1;
+    // writes of tiles any DMA still reads or writes
+    if (d0.vt_wr && (hits(dw_q, dw_lo_q, dw_hi_q, a52, a52) || hits(dr_q, dr_lo_q, dr_hi_q, a52, a52))) stall_dmar = 1'b1;
+    if (d0.ve_wr && (e_dw || e_dr)) stall_dmar = 1'b1;
+    // a DMA against in-flight DMAs (VMEM: DMA.IN written tiles; HBM: the opposite direction) and,
+    // for a DMA.IN, the VMEM tiles the MXU still reads
+    if (is_dma && dma_out && (hits(dw_q, dw_lo_q, dw_hi_q, dv_lo, dv_hi) || hits(hr_q, hr_lo_q, hr_hi_q, dh_lo, dh_hi)))
+      stall_dmar = 1'b1;
+    if (is_dma && !dma_out && (hits(dw_q, dw_lo_q, dw_hi_q, dv_lo, dv_hi) || hits(dr_q, dr_lo_q, dr_hi_q, dv_lo, dv_hi) ||
+                               hits(own_v_q, 52'(own_v_lo_q), 52'(own_v_hi_q), dv_lo, dv_hi) ||
+                               hits(hw_q, hw_lo_q, hw_hi_q, dh_lo, dh_hi)))
+      stall_dmar = 1'b1;
+    // DMA.WAIT: until the engine is idle
+    if (op == OP_DMAWAIT && !dma_idle_i) stall_dmar = 1'b1;
+  end
+
+  logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall_dma, stall;
+  assign bg_idle = mxu_idle_i && pending == '0 && dma_idle_i;
   always_comb begin
     stall_raw   = (rd_va && unready[ra]) || (rd_vb && unready[rb]) || (rd_vc && unready[rc]) ||
                   (rd_vd && unready[rd]) || (d0.pt_rd && in_p);
     stall_waw   = (wr_vd && late_waw) || (d0.vt_wr && in_v) || (d0.pt_wr && in_p) || (d0.ve_wr && in_e);
     stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
-                  (is_mxu && !mxu_ready_i);
+                  (is_mxu && !mxu_ready_i) ||
+                  (is_dma && !dma_ready_i);
+    stall_dma   = stall_dmar;
     stall_fence = op == OP_FENCE && !bg_idle;
-    stall       = stall_raw || stall_waw || stall_unit || stall_fence;
+    stall       = stall_raw || stall_waw || stall_unit || stall_dma || stall_fence;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -430,6 +508,7 @@ module sxu
     if (d0.illegal)     pre_code = TRAP_ILLEGAL_INSTRUCTION;
     else if (vmem_oob)  pre_code = TRAP_VMEM_OUT_OF_RANGE;
     else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
+    else if (hbm_oob)   pre_code = TRAP_HBM_OUT_OF_RANGE;
     else if (loop_trap) pre_code = TRAP_LOOP_STACK;
   end
   // a gather/scatter checks its element addresses only once its vector operands are written
@@ -444,8 +523,10 @@ module sxu
   // loop's back edge, pc + 1 is not the program's last word (its imem trap stays a single issue),
   // and slot 1 would issue now without a stall or a trap. Otherwise it issues later as slot 0, so
   // traps, trap pcs and the order of effects are those of single issue.
-  logic in_v1, dep1, stall1, pair_ok, pair;
-  assign in_v1 = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
+  logic in_v1, in_dw1, in_dr1, dep1, stall1, pair_ok, pair;
+  assign in_v1  = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
+  assign in_dw1 = hits(dw_q, dw_lo_q, dw_hi_q, 52'(addr1), 52'(addr1));
+  assign in_dr1 = hits(dr_q, dr_lo_q, dr_hi_q, 52'(addr1), 52'(addr1));
   // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two), or loads
   // the tile slot 0 stores (VMEM's read port returns the old data in the cycle of the write)
   assign dep1  = (wr_vd && ((rd_va1 && ra1 == rd) || (rd_vb1 && rb1 == rd) ||
@@ -454,6 +535,7 @@ module sxu
                  (is_vst && is_vld1 && addr1 == addr);
   assign stall1 = (rd_va1 && unready[ra1]) || (rd_vb1 && unready[rb1]) ||
                   (rd_vc1 && unready[rc1]) || (wr_vd1 && late_waw1) || (d1.vt_wr && in_v1) ||
+                  (d1.vt_rd && in_dw1) || (d1.vt_wr && (in_dw1 || in_dr1)) ||
                   (wr_vd1 && (ld_port1 ? wl_q[VLD_LAT].valid : wb_q[lat1].valid)) ||
                   (is_vpu1 && !vpu_ready_i);
   assign pair_ok = k0 != ISSUE_NONE && k1 != ISSUE_NONE && k0 != k1 && pc_s + 34'sd2 < 34'(len_q) &&
@@ -511,8 +593,11 @@ module sxu
   assign a_mov_sa     = sel1 ? (d1.dp == DP_MOV && d1.rsa) : (d0.dp == DP_MOV && d0.rsa);
   assign a_xlu_sb     = sel1 ? (d1.dp == DP_XLU && d1.rsb) : (d0.dp == DP_XLU && d0.rsb);
   assign iss_scalar_o = a_mov_sa ? a_sa : a_xlu_sb ? a_sb : a_imm;
-  assign iss_addr_o   = is_span ? 32'(maddr_p) : 32'(addr);
-  assign iss_addr2_o  = 32'(maddr_a);
+  assign iss_addr_o   = is_dma ? 32'(dvb) : is_span ? 32'(maddr_p) : 32'(addr);
+  assign iss_addr2_o  = is_dma ? 32'(dhb) : 32'(maddr_a);
+  assign dma_rows_o    = dcfg_rows_q;
+  assign dma_hstride_o = dcfg_hs_q;
+  assign dma_vstride_o = dcfg_vs_q;
   assign ld_valid_o   = (is_vld && fire) || (ld1 && pair);
   assign ld_addr_o    = is_vld ? 32'(addr) : 32'(addr1);
   assign st_valid_o   = (is_vst && fire) || (st1 && pair);
@@ -610,6 +695,63 @@ module sxu
     end
   end
 
+  // the DMA shape: DMA.CFG sets it (and its row spans, so a DMA's range check needs no multiply)
+  logic dcfg_we;
+  assign dcfg_we = fire && d0.dp == DP_DMACFG;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dcfg_rows_q  <= 16'd1;
+      dcfg_hs_q    <= '0;
+      dcfg_vs_q    <= '0;
+      dcfg_hspan_q <= '0;
+      dcfg_vspan_q <= '0;
+    end else if ((state_q == S_IDLE || state_q == S_DONE) && start_i) begin
+      dcfg_rows_q  <= 16'd1;
+      dcfg_hs_q    <= '0;
+      dcfg_vs_q    <= '0;
+      dcfg_hspan_q <= '0;
+      dcfg_vspan_q <= '0;
+    end else if (dcfg_we) begin
+      dcfg_rows_q  <= immhi;
+      dcfg_hs_q    <= sa;
+      dcfg_vs_q    <= immlo;
+      dcfg_hspan_q <= 52'($signed({1'b0, immhi}) - 17'sd1) * 52'($signed(sa));
+      dcfg_vspan_q <= 52'($signed({1'b0, immhi}) - 17'sd1) * 52'({1'b0, immlo});
+    end
+  end
+
+  // DMA ownership ranges: reset when the engine is idle, grown by every accepted DMA (the command
+  // is in the queue from the next cycle, so the engine is not idle then)
+  logic dma_fire;
+  assign dma_fire = fire && is_dma;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dw_q <= 1'b0; dr_q <= 1'b0; hw_q <= 1'b0; hr_q <= 1'b0;
+      dw_lo_q <= '0; dw_hi_q <= '0; dr_lo_q <= '0; dr_hi_q <= '0;
+      hw_lo_q <= '0; hw_hi_q <= '0; hr_lo_q <= '0; hr_hi_q <= '0;
+    end else begin
+      if (dma_idle_i) begin
+        dw_q <= 1'b0; dr_q <= 1'b0; hw_q <= 1'b0; hr_q <= 1'b0;
+      end
+      if (dma_fire && !dma_out) begin
+        dw_q    <= 1'b1;
+        dw_lo_q <= (dw_q && !dma_idle_i && dw_lo_q < dv_lo) ? dw_lo_q : dv_lo;
+        dw_hi_q <= (dw_q && !dma_idle_i && dw_hi_q > dv_hi) ? dw_hi_q : dv_hi;
+        hr_q    <= 1'b1;
+        hr_lo_q <= (hr_q && !dma_idle_i && hr_lo_q < dh_lo) ? hr_lo_q : dh_lo;
+        hr_hi_q <= (hr_q && !dma_idle_i && hr_hi_q > dh_hi) ? hr_hi_q : dh_hi;
+      end
+      if (dma_fire && dma_out) begin
+        dr_q    <= 1'b1;
+        dr_lo_q <= (dr_q && !dma_idle_i && dr_lo_q < dv_lo) ? dr_lo_q : dv_lo;
+        dr_hi_q <= (dr_q && !dma_idle_i && dr_hi_q > dv_hi) ? dr_hi_q : dv_hi;
+        hw_q    <= 1'b1;
+        hw_lo_q <= (hw_q && !dma_idle_i && hw_lo_q < dh_lo) ? hw_lo_q : dh_lo;
+        hw_hi_q <= (hw_q && !dma_idle_i && hw_hi_q > dh_hi) ? hw_hi_q : dh_hi;
+      end
+    end
+  end
+
   // control: state, pc, loop stack, status, counters
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -644,6 +786,8 @@ module sxu
         S_RUN: begin
           cycles_q <= cycles_q + 32'd1;
           if (mxu_busy_i) perf_q[PERF_MXU_BUSY] <= perf_q[PERF_MXU_BUSY] + 32'd1;
+          if (!dma_idle_i) perf_q[PERF_DMA_BUSY] <= perf_q[PERF_DMA_BUSY] + 32'd1;
+          if (dma_tile_i) perf_q[PERF_DMA_TILES] <= perf_q[PERF_DMA_TILES] + 32'd1;
           if (pre_trap) begin
             state_q   <= S_DRAIN;
             status_q  <= pre_code;
@@ -652,6 +796,7 @@ module sxu
             if (stall_raw) perf_q[PERF_STALL_RAW] <= perf_q[PERF_STALL_RAW] + 32'd1;
             else if (stall_waw) perf_q[PERF_STALL_WAW] <= perf_q[PERF_STALL_WAW] + 32'd1;
             else if (stall_unit) perf_q[PERF_STALL_UNIT] <= perf_q[PERF_STALL_UNIT] + 32'd1;
+            else if (stall_dma) perf_q[PERF_STALL_DMA] <= perf_q[PERF_STALL_DMA] + 32'd1;
             else perf_q[PERF_STALL_FENCE] <= perf_q[PERF_STALL_FENCE] + 32'd1;
           end else begin
             // a pair counts both instructions
@@ -661,7 +806,7 @@ module sxu
             perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] + 32'(d0.cnt_mem) + 32'(pair && d1.cnt_mem);
             if (op == OP_HALT) begin
               // done at once when nothing lands after this cycle (this cycle's writes complete at its end)
-              state_q <= (mxu_idle_i && unready == '0) ? S_DONE : S_DRAIN;
+              state_q <= (mxu_idle_i && unready == '0 && dma_idle_i) ? S_DONE : S_DRAIN;
             end else if (imem_oob) begin
               state_q   <= S_DRAIN;
               status_q  <= TRAP_IMEM_OUT_OF_RANGE;
@@ -685,6 +830,8 @@ module sxu
         S_DRAIN: begin
           cycles_q <= cycles_q + 32'd1;
           if (mxu_busy_i) perf_q[PERF_MXU_BUSY] <= perf_q[PERF_MXU_BUSY] + 32'd1;
+          if (!dma_idle_i) perf_q[PERF_DMA_BUSY] <= perf_q[PERF_DMA_BUSY] + 32'd1;
+          if (dma_tile_i) perf_q[PERF_DMA_TILES] <= perf_q[PERF_DMA_TILES] + 32'd1;
           if (bg_idle) state_q <= S_DONE;
         end
         default: ;
@@ -695,7 +842,7 @@ module sxu
   logic unused;
   // slot 1 pairs only as a load, store, compute or scalar op, which use none of these
   assign unused = ^{back_edge, src, d1.vec, d1.rvd, d1.pt_rd, d1.pt_wr, d1.ve_rd, d1.ve_wr,
-                    d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr, d0.dv_rd, d0.dv_wr, d0.ha_rd, d0.ha_wr, d0.hb_rd, d0.hb_wr,
+                    d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr, d0.mv_rd, d0.mv_wr, d0.dv_rd, d0.dv_wr, d0.ha_rd, d0.hb_rd, d0.hb_wr,
                     d1.dv_rd, d1.dv_wr, d1.ha_rd, d1.ha_wr, d1.hb_rd, d1.hb_wr};
 
 endmodule

@@ -12,7 +12,12 @@
 // results after vpu_latency(fn), VGATHER results after 2 (VMEM's core read port gathers the
 // elements in the issue cycle, then one register stage); VST/PST/VSCATTER write in the issue
 // cycle; MXU commands reach the MXU one cycle after issue (an MLW's weight tile is read from VMEM
-// in the issue cycle).
+// in the issue cycle). DMA.IN/DMA.OUT go to the DMA engine's queue in the issue cycle
+// (rtl/dma.sv), which copies between the HBM port and VMEM's DMA port in the background.
+//
+// HBM port (rtl/hbm.sv is outside the core: a chip top may share one HBM between cores): a
+// valid/ready request {we, addr, wdata}, responses in request order without back-pressure
+// (hbm_rsp_we_i: a write's acknowledge, else a read's data).
 module tensorcore
   import tinytpu_pkg::*;
 #(
@@ -20,6 +25,9 @@ module tensorcore
   parameter int unsigned VMEM_TILES = 1024,
   parameter int unsigned PSUM_TILES = 64,
   parameter int unsigned IMEM_WORDS = 4096,
+  parameter int unsigned HBM_TILES  = 1 << 20,
+  parameter int unsigned HBM_LATENCY = 100,  // sizes the DMA's tag FIFO (one a request in flight)
+  parameter int unsigned DMA_QDEPTH = 4,
   localparam int unsigned L         = N * N,
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned VA_W      = $clog2(VMEM_TILES),
@@ -51,7 +59,16 @@ module tensorcore
   output trap_e                     status_o,
   output logic [31:0]               pc_o,
   output logic [31:0]               cycles_o,
-  output logic [NUM_PERF-1:0][31:0] perf_o
+  output logic [NUM_PERF-1:0][31:0] perf_o,
+  // HBM
+  output logic                      hbm_req_valid_o,
+  input  logic                      hbm_req_ready_i,
+  output logic                      hbm_req_we_o,
+  output logic [31:0]               hbm_req_addr_o,
+  output logic [L-1:0][31:0]        hbm_req_wdata_o,
+  input  logic                      hbm_rsp_valid_i,
+  input  logic                      hbm_rsp_we_i,
+  input  logic [L-1:0][31:0]        hbm_rsp_rdata_i
 );
   logic vmem_init, psum_init, running;
 
@@ -73,9 +90,12 @@ module tensorcore
   logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
   logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
   logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
+  logic               dma_ready, dma_idle, dma_tile;
+  logic [15:0]        dma_rows, dma_vstride;
+  logic [31:0]        dma_hstride;
 
   sxu #(
-    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS)
+    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS), .HBM_TILES(HBM_TILES)
   ) u_sxu (
     .clk_i,
     .rst_ni,
@@ -106,6 +126,9 @@ module tensorcore
     .iss_scalar_o (iss_scalar),
     .iss_addr_o   (iss_addr),
     .iss_addr2_o  (iss_addr2),
+    .dma_rows_o   (dma_rows),
+    .dma_hstride_o(dma_hstride),
+    .dma_vstride_o(dma_vstride),
     .iss_eaddr_o  (iss_eaddr),
     .iss_emask_o  (iss_emask),
     .ld_valid_o   (ld_valid),
@@ -122,7 +145,10 @@ module tensorcore
     .vpu_ready_i  (vpu_ready),
     .mxu_ready_i  (mxu_ready),
     .mxu_idle_i   (mxu_idle),
-    .mxu_busy_i   (mxu_row)
+    .mxu_busy_i   (mxu_row),
+    .dma_ready_i  (dma_ready),
+    .dma_idle_i   (dma_idle),
+    .dma_tile_i   (dma_tile)
   );
 
   assign running_o = running;
@@ -190,6 +216,9 @@ module tensorcore
   logic [N*32-1:0]    mxu_pdata;
   logic               unused_err;
   logic [5:0]         mem_errs;  // VMEM rd, wr, mxu; PSUM rd, wr, mxu (checked at the end of this file)
+  logic               dvm_req, dvm_we, dvm_err;
+  logic [31:0]        dvm_addr;
+  logic [L-1:0][31:0] dvm_wdata, dvm_rdata;
 
   vmem #(.N(N), .TILES(VMEM_TILES)) u_vmem (
     .clk_i,
@@ -211,7 +240,13 @@ module tensorcore
     .mxu_req_i   (mxu_vreq),
     .mxu_addr_i  (mxu_vaddr),
     .mxu_data_o  (mxu_vdata),
-    .mxu_err_o   (mem_errs[2])
+    .mxu_err_o   (mem_errs[2]),
+    .dma_req_i   (dvm_req),
+    .dma_we_i    (dvm_we),
+    .dma_addr_i  (dvm_addr),
+    .dma_wdata_i (dvm_wdata),
+    .dma_rdata_o (dvm_rdata),
+    .dma_err_o   (dvm_err)
   );
 
   psum #(.N(N), .TILES(PSUM_TILES)) u_psum (
@@ -383,6 +418,41 @@ module tensorcore
     .stall_o      (unused_mxu_stall)
   );
 
+  // ---------------------------------------------------------------------------------------------
+  // DMA: DMA.IN/DMA.OUT enter the engine's queue in the issue cycle with the shape in force (the
+  // SXU holds the issue while the queue is full)
+  logic is_dma;
+  assign is_dma = iss && dp == DP_DMA;
+
+  dma #(.N(N), .QDEPTH(DMA_QDEPTH), .HBM_LATENCY(HBM_LATENCY)) u_dma (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i     (is_dma),
+    .cmd_ready_o     (dma_ready),
+    .cmd_out_i       (op == OP_DMAOUT),
+    .cmd_vaddr_i     (iss_addr),
+    .cmd_haddr_i     (iss_addr2),
+    .cmd_t_i         (fn),
+    .cmd_rows_i      (dma_rows),
+    .cmd_hstride_i   (dma_hstride),
+    .cmd_vstride_i   (dma_vstride),
+    .idle_o          (dma_idle),
+    .tile_o          (dma_tile),
+    .vm_req_o        (dvm_req),
+    .vm_we_o         (dvm_we),
+    .vm_addr_o       (dvm_addr),
+    .vm_wdata_o      (dvm_wdata),
+    .vm_rdata_i      (dvm_rdata),
+    .hbm_req_valid_o,
+    .hbm_req_ready_i,
+    .hbm_req_we_o,
+    .hbm_req_addr_o,
+    .hbm_req_wdata_o,
+    .hbm_rsp_valid_i,
+    .hbm_rsp_we_i,
+    .hbm_rsp_rdata_i
+  );
+
   assign unused_err = ^{unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid, xlu_res_valid, unused_mxu_stall,
                         rc[3:1]};
 
@@ -404,5 +474,10 @@ module tensorcore
   `ASSERT(NoCorePsumErr, running_q |-> !mem_errs[3] && !mem_errs[4])
   `ASSERT(NoMxuPsumErr, !mem_errs[5])
   `ASSERT(NoMxuCmdErr, !mxu_err)
+  `ASSERT(NoDmaVmemErr, !dvm_err)
+  // the DMA runs only while the core runs (HALT, a trap's drain and FENCE wait for it), so the
+  // loader's VMEM ports never meet it
+  `ASSERT(DmaIdleUnlessRunning, !running |-> dma_idle)
+  `ASSERT(DmaHbmInRange, hbm_req_valid_o |-> hbm_req_addr_o < 32'(HBM_TILES))
 
 endmodule

@@ -1,5 +1,6 @@
 // vmem: the unified scratchpad, TILES tiles of N x N 32-bit lanes (lane [r][c] at bits
-// (r*N+c)*32 +: 32), with three independent ports: core read, core write, MXU read.
+// (r*N+c)*32 +: 32), with four independent ports: core read, core write, MXU read and the DMA
+// engine's port (one tile read or written a cycle, rtl/dma.sv).
 // Reads are synchronous: data (and err) appear the cycle after the request; a read and a write
 // of the same tile in the same cycle return the old data. Every port checks its 32-bit tile
 // address: an access outside [0, TILES) does not write, reads as zero and raises that port's
@@ -17,6 +18,10 @@
 // increasing lane order (a later lane wins an equal address); if any masked lane is out of range
 // nothing is written and wr_err_o rises. Unmasked lanes are not checked. The element inputs
 // default to idle so tile-only users need not connect them.
+// DMA port: dma_we_i writes dma_wdata_i, else a read returns the tile on dma_rdata_o the next
+// cycle. The SXU's DMA interlocks (rtl/sxu.sv) keep the DMA's tiles apart from every other port's
+// in the same cycle: a DMA write never meets a core read or write, or an MXU read, of the same
+// tile, a DMA read never a core write of it (assertions below).
 // Latency: 1 cycle on every port; one tile (or one element per lane) per cycle per port.
 module vmem
   import tinytpu_pkg::*;
@@ -47,7 +52,14 @@ module vmem
   input  logic                  mxu_req_i,
   input  logic [31:0]           mxu_addr_i,
   output logic [N*N*32-1:0]     mxu_data_o,
-  output logic                  mxu_err_o
+  output logic                  mxu_err_o,
+  // DMA read or write
+  input  logic                  dma_req_i = 1'b0,
+  input  logic                  dma_we_i = 1'b0,
+  input  logic [31:0]           dma_addr_i = '0,
+  input  logic [N*N*32-1:0]     dma_wdata_i = '0,
+  output logic [N*N*32-1:0]     dma_rdata_o,
+  output logic                  dma_err_o
 );
   localparam int unsigned AW    = $clog2(TILES);
   localparam int unsigned LW    = $clog2(L);
@@ -60,7 +72,7 @@ module vmem
 
   logic [N*N*32-1:0] mem_q [TILES];
   logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
-  logic              rd_ok, wr_ok, mxu_ok;
+  logic              rd_ok, wr_ok, mxu_ok, dma_ok, dma_wr;
 
   // element mode: per-lane range checks and the gathered lanes
   logic [L-1:0]      rd_in, wr_in;
@@ -80,22 +92,29 @@ module vmem
   assign rd_ok  = rd_elem_i ? &rd_in : rd_addr_i < 32'(TILES);
   assign wr_ok  = wr_elem_i ? &wr_in : wr_addr_i < 32'(TILES);
   assign mxu_ok = mxu_addr_i < 32'(TILES);
+  assign dma_ok = dma_addr_i < 32'(TILES);
+  assign dma_wr = dma_req_i && dma_we_i && dma_ok;
 
   // one bit per write, never a loop over TILES: reset clears the whole vector at once
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       valid_q <= '0;
-    end else if (wr_req_i && wr_ok) begin
-      if (!wr_elem_i) valid_q[wr_addr_i[AW-1:0]] <= 1'b1;
-      else begin
-        for (int l = 0; l < int'(L); l++)
-          if (wr_mask_i[l]) valid_q[wr_eaddr_i[l][LW +: AW]] <= 1'b1;
+    end else begin
+      if (wr_req_i && wr_ok) begin
+        if (!wr_elem_i) valid_q[wr_addr_i[AW-1:0]] <= 1'b1;
+        else begin
+          for (int l = 0; l < int'(L); l++)
+            if (wr_mask_i[l]) valid_q[wr_eaddr_i[l][LW +: AW]] <= 1'b1;
+        end
       end
+      if (dma_wr) valid_q[dma_addr_i[AW-1:0]] <= 1'b1;
     end
   end
 
-  // the storage itself has no reset (valid_q masks it)
+  // the storage itself has no reset (valid_q masks it); a DMA write never meets a core write of
+  // the same tile (assertion below), so the order of the two writes here does not matter
   always_ff @(posedge clk_i) begin
+    if (dma_wr) mem_q[dma_addr_i[AW-1:0]] <= dma_wdata_i;
     if (wr_req_i && wr_ok) begin
       if (!wr_elem_i) begin
         mem_q[wr_addr_i[AW-1:0]] <= wr_data_i;
@@ -118,6 +137,8 @@ module vmem
     if (!rst_ni) begin
       rd_data_o  <= '0;
       mxu_data_o <= '0;
+      dma_rdata_o <= '0;
+      dma_err_o  <= 1'b0;
       rd_err_o   <= 1'b0;
       wr_err_o   <= 1'b0;
       mxu_err_o  <= 1'b0;
@@ -126,6 +147,8 @@ module vmem
       if (rd_req_i && rd_elem_i) rd_data_o <= gather;
       else rd_data_o <= rd_req_i && rd_ok && valid_q[rd_addr_i[AW-1:0]] ? mem_q[rd_addr_i[AW-1:0]] : '0;
       mxu_data_o <= mxu_req_i && mxu_ok && valid_q[mxu_addr_i[AW-1:0]] ? mem_q[mxu_addr_i[AW-1:0]] : '0;
+      dma_rdata_o <= dma_req_i && !dma_we_i && dma_ok && valid_q[dma_addr_i[AW-1:0]] ? mem_q[dma_addr_i[AW-1:0]] : '0;
+      dma_err_o  <= dma_req_i && !dma_ok;
       rd_err_o   <= rd_req_i && !rd_ok;
       wr_err_o   <= wr_req_i && !wr_ok;
       mxu_err_o  <= mxu_req_i && !mxu_ok;
@@ -146,5 +169,26 @@ module vmem
   `ASSERT(WrAddrKnown, wr_req_i |-> !$isunknown(wr_elem_i) && !$isunknown(wr_elem_i ? '0 : wr_addr_i))
   `ASSERT(WrElemAddrKnown, wr_req_i && wr_elem_i |-> !$isunknown({wr_mask_i, wr_eaddr_i}))
   `ASSERT(MxuAddrKnown, mxu_req_i |-> !$isunknown(mxu_addr_i))
-  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o})
+  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o, dma_err_o})
+  `ASSERT_KNOWN(DmaReqKnown, dma_req_i)
+  `ASSERT(DmaAddrKnown, dma_req_i |-> !$isunknown({dma_we_i, dma_addr_i}))
+
+  // the DMA port's tile is no other port's in the same cycle (the SXU's DMA interlocks): a DMA
+  // write against a core read, a core write and an MXU read, a DMA read against a core write
+  logic dma_hit_rd, dma_hit_wr;
+  always_comb begin
+    dma_hit_rd = 1'b0;
+    dma_hit_wr = 1'b0;
+    if (dma_req_i && dma_ok) begin
+      if (rd_req_i && !rd_elem_i && rd_addr_i == dma_addr_i) dma_hit_rd = 1'b1;
+      if (wr_req_i && !wr_elem_i && wr_addr_i == dma_addr_i) dma_hit_wr = 1'b1;
+      for (int l = 0; l < int'(L); l++) begin
+        if (rd_req_i && rd_elem_i && rd_in[l] && 32'(rd_eaddr_i[l] >> LW) == dma_addr_i) dma_hit_rd = 1'b1;
+        if (wr_req_i && wr_elem_i && wr_mask_i[l] && 32'(wr_eaddr_i[l] >> LW) == dma_addr_i) dma_hit_wr = 1'b1;
+      end
+    end
+  end
+  `ASSERT_NEVER(DmaWriteVsCoreRead, dma_req_i && dma_we_i && dma_hit_rd)
+  `ASSERT_NEVER(DmaWriteVsMxuRead, dma_req_i && dma_we_i && dma_ok && mxu_req_i && mxu_addr_i == dma_addr_i)
+  `ASSERT_NEVER(DmaVsCoreWrite, dma_hit_wr)
 endmodule

@@ -5,6 +5,11 @@
 // status, cycles and performance counters. finished_o rises once the report is out; the C++ main
 // then resets the whole top (rst_ni) before the next bundle.
 //
+// HBM: rtl/hbm.sv sits next to the core on its HBM port (timing in RTL, contents in the C++ store
+// of rtl/sim/hbm_store.cpp). The C++ side preloads a bundle's HBM regions into that store before
+// the run and reads `dump hbm` regions from it after (no simulated cycles: the core is idle
+// then, and HALT waits for the DMA engine).
+//
 // Event capture (doc/profiler.md), only when the C++ side asks for it (tt_events_on(), read once
 // per bundle at start, so normal runs pay nothing but an idle flop): for every cycle the core runs
 // (issue and drain, the cycles it counts) one tt_event call with that cycle's number, the pc the
@@ -17,7 +22,11 @@ module sim_top
   parameter int unsigned N          = 4,
   parameter int unsigned VMEM_TILES = 1024,
   parameter int unsigned PSUM_TILES = 64,
-  parameter int unsigned IMEM_WORDS = 4096
+  parameter int unsigned IMEM_WORDS = 4096,
+  parameter int unsigned HBM_TILES  = 1 << 20,
+  parameter int unsigned HBM_LATENCY = 100,
+  parameter int unsigned HBM_BW_NUM = 1,
+  parameter int unsigned HBM_BW_DEN = 1
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -65,9 +74,13 @@ module sim_top
   logic [L-1:0][31:0]        vmem_rdata, psum_rdata;
   logic [31:0]               sreg_rdata;
   logic                      core_running;
+  logic                      hbm_req_valid, hbm_req_ready, hbm_req_we, hbm_rsp_valid, hbm_rsp_we, hbm_err;
+  logic [31:0]               hbm_req_addr;
+  logic [L-1:0][31:0]        hbm_req_wdata, hbm_rsp_rdata;
 
   tensorcore #(
-    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS)
+    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS),
+    .HBM_TILES(HBM_TILES), .HBM_LATENCY(HBM_LATENCY)
   ) u_core (
     .clk_i,
     .rst_ni,
@@ -93,8 +106,35 @@ module sim_top
     .status_o     (status),
     .pc_o         (pc),
     .cycles_o     (cycles),
-    .perf_o       (perf)
+    .perf_o       (perf),
+    .hbm_req_valid_o (hbm_req_valid),
+    .hbm_req_ready_i (hbm_req_ready),
+    .hbm_req_we_o    (hbm_req_we),
+    .hbm_req_addr_o  (hbm_req_addr),
+    .hbm_req_wdata_o (hbm_req_wdata),
+    .hbm_rsp_valid_i (hbm_rsp_valid),
+    .hbm_rsp_we_i    (hbm_rsp_we),
+    .hbm_rsp_rdata_i (hbm_rsp_rdata)
   );
+
+  hbm #(
+    .N(N), .TILES(HBM_TILES), .LATENCY(HBM_LATENCY), .BW_NUM(HBM_BW_NUM), .BW_DEN(HBM_BW_DEN)
+  ) u_hbm (
+    .clk_i,
+    .rst_ni,
+    .req_valid_i (hbm_req_valid),
+    .req_ready_o (hbm_req_ready),
+    .req_we_i    (hbm_req_we),
+    .req_addr_i  (hbm_req_addr),
+    .req_wdata_i (hbm_req_wdata),
+    .rsp_valid_o (hbm_rsp_valid),
+    .rsp_we_o    (hbm_rsp_we),
+    .rsp_rdata_o (hbm_rsp_rdata),
+    .err_o       (hbm_err)
+  );
+
+  `include "assert.svh"
+  `ASSERT(NoHbmErr, !hbm_err)
 
   assign finished_o = state_q == S_FIN;
 
