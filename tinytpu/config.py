@@ -85,7 +85,8 @@ class Config:
 
   def sv_params(self) -> dict[str, int]:
     """Top-level SystemVerilog parameters (passed to Verilator as -G)."""
-    return {"N": self.N, "VMEM_TILES": self.VMEM_TILES, "PSUM_TILES": self.PSUM_TILES, "IMEM_WORDS": self.IMEM_WORDS}
+    return {"N": self.N, "VMEM_TILES": self.VMEM_TILES, "PSUM_TILES": self.PSUM_TILES, "IMEM_WORDS": self.IMEM_WORDS,
+            "HBM_TILES": self.HBM_TILES, "HBM_LATENCY": self.HBM_LATENCY, "HBM_BW_NUM": self.HBM_BW_NUM, "HBM_BW_DEN": self.HBM_BW_DEN}
 
   def verilator_args(self) -> list[str]:
     return [f"-G{k}={v}" for k, v in self.sv_params().items()]
