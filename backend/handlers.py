@@ -51,6 +51,8 @@ class Handlers:
     if u in self.lane_ranges:
       self.vals[u] = self.lane_range_tile(u)
       return
+    if self.rs_range(u):  # rstream.py: the reduce loop whose buffer streams by blocks
+      return
     ext = u.src[0]
     var = self.sreg("loop variable", temp=False)
     end = self.label()
@@ -80,9 +82,12 @@ class Handlers:
     end, var, step = lp.end, lp.var, lp.step
     for c, r in lp.derived.items():
       self.ins("SADDI", SR(r), SR(r), c * step)
-      self.release(r)
     self.ins("SADDI", SR(var), SR(var), step)
     self.code.append(Label(end))
+    if self.rstream is not None and rng is self.rstream.rng:
+      self.rs_end()  # rstream.py: the block loop around it (the variable and its induction registers run on)
+    for r in lp.derived.values():
+      self.release(r)
     self.release(var)
 
   def _load(self, u: UOp):
@@ -296,6 +301,8 @@ class Handlers:
     Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
     buf: Buf = a.buf
     L = self.L
+    if self.rstream is not None and buf.slot == self.rstream.slot:
+      return self.rs_address(buf, self.lin(a.idx))
     form = self.lin(a.idx) if mask is None else None
     if self.red and form is not None and form[0].get(self.red.rng) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):

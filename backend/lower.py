@@ -39,6 +39,7 @@ from tinytpu.backend.peephole import optimize
 from tinytpu.backend.records import Const, Kernel, LaneReduce, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
+from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.stream import Stream
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.config import Config
@@ -106,7 +107,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
   return low.finish(codes)
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream, ReduceStream):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
     self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
     sink = next((u for u in uops if u.op is Ops.SINK), None)
@@ -121,6 +122,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream):
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
+    self.rstream = None  # rstream.py: the buffer streamed by reduce blocks
 
   def ins(self, mn: str, *ops):
     self.code.append(Ins(mn, *ops))

@@ -56,6 +56,7 @@ class Window:
   read: bool = True      # DMA'd in (the kernel reads it, or writes it only partially)
   written: bool = False  # DMA'd out
   over: tuple = (0, 0)   # HBM tiles the DMAs touch before / after the buffer (the device's guard)
+  resident: bool = True  # DMA'd whole around the program when not streamed (rstream.py streams by reduce blocks)
 
 
 def _uses(self) -> dict:
@@ -132,6 +133,8 @@ class Stream:
           return self._adopt(plan, C, nc, sets)
         if C == 1 and worst is None:
           worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.step else 1))
+    if self.plan_reduce_stream(uses, forms):  # rstream.py: one buffer by blocks of a reduce loop
+      return
     if worst is None:
       raise NotImplementedError(f"{what}; no chunking of its lane loop fits (missing: chunking the kernel's reduce loops)")
     b = next(b for b in self.bufs.values() if b.slot == worst.slot)
@@ -267,7 +270,7 @@ class Stream:
     """Whole-buffer copies of resident windows (the program's prologue or epilogue), as code."""
     saved, self.code = self.code, []
     for w in windows:
-      if (w.written if out else w.read) and not w.step:
+      if (w.written if out else w.read) and not w.step and w.resident:
         self.dma("DMA.OUT" if out else "DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
     code, self.code = self.code, saved
     return code

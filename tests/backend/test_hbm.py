@@ -87,19 +87,38 @@ def test_buffer_larger_than_hbm_is_refused(monkeypatch):
     Tensor(np.arange(20000, dtype=np.int32), device="TINYTPU").realize()
 
 
+def test_sum_1m_streams_by_reduce_blocks(sources, vmem_1024):
+  """(Tensor(np.arange(1 << 20)) + 1).sum() at 1024 VMEM tiles: tinygrad splits it into r_256_4096,
+  whose every output tile reads 4096 tiles of its input: that buffer streams by blocks of the reduce
+  loop (rstream.py), 16 rows a DMA, two copies."""
+  from tinygrad.helpers import Context
+  with Context(PARALLEL=0):  # compiled in this process, where the spy sees the listings
+    got = (Tensor(np.arange(1 << 20), device="TINYTPU") + 1).sum().numpy()
+  assert int(got) == int((np.arange(1 << 20, dtype=np.int64) + 1).sum())
+  src = next(s for s in sources if "r_256_4096" in s.splitlines()[0])
+  assert re.search(r"DMA\.CFG s\d+, 16, \d+", src) and _chunked(src)
+
+
+def test_long_rows_stream_by_reduce_blocks_with_tails(vmem_1024):
+  a = np.arange(37 * 5008, dtype=np.int32).reshape(37, 5008) % 1013  # 37 rows: a partial lane tile
+  np.testing.assert_array_equal(Tensor(a, device="TINYTPU").sum(axis=1).numpy(), a.sum(axis=1))
+  f = np.random.default_rng(2).standard_normal((19, 30016)).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(f, device="TINYTPU").max(axis=1).numpy(), f.max(axis=1))
+
+
 def test_unchunkable_reduce_is_refused(vmem_1024):
-  """At 1024 VMEM tiles a sum of 2^20 elements is refused by name: tinygrad splits it into r_256_4096,
-  whose every output tile reads 4096 tiles (the reduce loop is not chunked yet)."""
-  x = Tensor(np.arange(1 << 20), device="TINYTPU") + 1
-  with pytest.raises(NotImplementedError, match=r"kernel r_256_4096: buffer 1 \(dtypes.int, \d+ elements, \d+ tiles\): each chunk "
-                     r".* touches \d+ of its tiles, VMEM has 1024; missing: chunking the kernel's reduce loops"):
-    x.sum().realize()
+  """Rows of 5000 elements start mid-tile (5000 % 16 != 0): neither a lane chunk (one output tile
+  reads 5000 tiles) nor reduce blocks (rows are not tile aligned) fit, refused by name."""
+  x = Tensor(np.ones((37, 5000), dtype=np.int32), device="TINYTPU")
+  with pytest.raises(NotImplementedError, match=r"kernel r_37_5000: buffer 1 \(dtypes.int, 185000 elements, 11563 tiles\): each chunk "
+                     r".* touches 5000 of its tiles, VMEM has 1024; missing: chunking the kernel's reduce loops"):
+    x.sum(axis=1).realize()
 
 
 def test_sum_1m_streams_at_the_backend_default(sources):
-  """(Tensor(np.arange(1 << 20)) + 1).sum(): r_256_4096 streams at the default VMEM (each output tile's window is 4096 tiles)."""
-  runner.reset_stats()
-  got = (Tensor(np.arange(1 << 20), device="TINYTPU") + 1).sum().numpy()
-  want = (np.arange(1 << 20, dtype=np.int64) + 1).sum()
-  assert int(got) == want or int(got) == int(np.uint32(want & 0xFFFFFFFF).view(np.int32))
+  """At the default VMEM the same sum streams r_256_4096 by lane chunks (a 4096-tile window per output tile)."""
+  from tinygrad.helpers import Context
+  with Context(PARALLEL=0):
+    got = (Tensor(np.arange(1 << 20), device="TINYTPU") + 3).sum().numpy()
+  assert int(got) == int((np.arange(1 << 20, dtype=np.int64) + 3).sum())
   assert any(_chunked(s) for s in sources)
