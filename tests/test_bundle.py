@@ -93,7 +93,8 @@ def _b(*records, header=HDR):
 REJECT = {
   "missing header": ("# nothing\nrun 5\n", 2, "missing header"),
   "empty file": ("# only a comment\n", 2, "missing header"),
-  "wrong version": (_b("run 5", header="tinytpu-bundle 2 N=4 VMEM_TILES=1024 PSUM_TILES=64"), 1, "unsupported bundle version 2"),
+  "wrong version": (_b("run 5", header="tinytpu-bundle 3 N=4 VMEM_TILES=1024 PSUM_TILES=64"), 1,
+                    "unsupported bundle version 3 (this reader reads versions 1 and 2)"),
   "header field missing": (_b("run 5", header="tinytpu-bundle 1 N=4 VMEM_TILES=1024"), 1, "header is missing PSUM_TILES="),
   "header field unknown": (_b("run 5", header=HDR + " M=3"), 1, "bad header field 'M=3'"),
   "bad config": (_b("run 5", header="tinytpu-bundle 1 N=3 VMEM_TILES=1024 PSUM_TILES=64"), 1, "N=3 must be a power of two"),
@@ -164,7 +165,7 @@ def test_format_result_exact():
     "psum 0 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n"
     "sreg 0 -2147483648 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     "cycles 40\n"
-    "perf retired=0 mxu_busy=1 vpu_ops=2 xlu_ops=3 mem_ops=4 stall_raw=5 stall_waw=6 stall_unit=7 stall_fence=8\n"
+    "perf " + " ".join(f"{name}={i}" for i, (name, _) in enumerate(isa.PERF_COUNTERS)) + "\n"
     "status ok\n")
   assert format_result(_result(dumps=[], status="trap", trap="vmem_out_of_range", pc=7)).endswith("status trap vmem_out_of_range pc=7\n")
   assert format_result(_result(dumps=[], status="timeout", pc=3)).endswith("status timeout pc=3\n")

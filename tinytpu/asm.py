@@ -4,18 +4,22 @@ kind, field and range comes from tinytpu/isa.py, so a new instruction needs no c
   loop:  VLD v1, [s1 + 4]     # labels, `#` or `;` comments, case-insensitive mnemonics
          LOOPI 8, end         # targets: a label, or a number relative to this instruction's pc
   end:   HALT
-  .vmem 4 1 2 3 ... 1.5f      # data directives: .vmem/.psum addr v*N*N, .sreg r v, .dump, .run, .word
+  .vmem 4 1 2 3 ... 1.5f      # data directives: .vmem/.psum/.hbm addr v*N*N, .sreg r v, .dump, .run, .word
+                              # (and bundle v2's .binfile path, .hbmbin addr count offset, .resultfile path)
 """
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 
 import numpy as np
 
 from tinytpu import isa
 from tinytpu.config import DEFAULT, Config
-from tinytpu.records import DEFAULT_RUN, Bundle, check_dump, check_run, check_sreg, check_tile, check_value, header, parse_int
+from tinytpu.records import (DEFAULT_RUN, Bundle, check_dump, check_run, check_sreg, check_tile, check_value, hbm_regions_problem, header,
+                             parse_int, read_side)
 
 
 class AsmError(ValueError):
@@ -119,6 +123,13 @@ def assemble_lines(lines: list[tuple[int, str]], config: Config, floats: bool = 
   code: list[tuple[int, str | int]] = []   # (line, instruction text or a checked .word)
   seen: dict[tuple[str, int], int] = {}    # (space, address) -> line of its preload
   run_line = None
+  # HBM regions in record order: (first tile, tiles (a list while `hbm` records extend it), line of
+  # its first record); `.hbm` continues the region of the HBM record just before it when that was
+  # an `.hbm` of the tile before
+  regions: list[tuple[int, list | np.ndarray, int]] = []
+  hbm_next = None                            # the tile an `.hbm` record would continue the last region with
+  binfile = None                             # (path, line) of `.binfile`
+  result_line = None
   for ln, raw in lines:
     try:
       s = re.split(r"[#;]", raw, maxsplit=1)[0].strip()
@@ -143,6 +154,55 @@ def assemble_lines(lines: list[tuple[int, str]], config: Config, floats: bool = 
             raise ValueError(f"{d[1:]} {addr} already preloaded on line {seen[d, addr]}")
           seen[d, addr] = ln
           (b.vmem if d == ".vmem" else b.psum)[addr] = tile
+        elif d == ".hbm":
+          if not toks:
+            raise ValueError(f"hbm needs an address and {config.lanes} values")
+          addr = parse_int(toks[0])
+          tile = check_tile(config, "hbm", addr, _values(rest.strip()[len(toks[0]):], floats))
+          if (d, addr) in seen:
+            raise ValueError(f"hbm {addr} already preloaded on line {seen[d, addr]}")
+          seen[d, addr] = ln
+          if hbm_next == addr:
+            regions[-1][1].append(tile)
+          else:
+            regions.append((addr, [tile], ln))
+          hbm_next = addr + 1
+        elif d == ".binfile":
+          if len(toks) != 1:
+            raise ValueError(f"binfile takes one path (no spaces, `#` or `;`), got {len(toks)} values")
+          if binfile is not None:
+            raise ValueError(f"duplicate `binfile` (first on line {binfile[1]})")
+          try:
+            st = os.stat(toks[0])
+          except OSError as e:
+            raise ValueError(f"binfile {toks[0]!r}: {os.strerror(e.errno)}") from None
+          if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"binfile {toks[0]!r} is not a regular file")
+          binfile = (toks[0], ln)
+        elif d == ".hbmbin":
+          if len(toks) != 3:
+            raise ValueError(f"hbmbin takes an address, a tile count and a byte offset, got {len(toks)} values")
+          addr, count, off = (parse_int(t) for t in toks)
+          if binfile is None:
+            raise ValueError("hbmbin needs a `binfile` record before it")
+          if not 0 <= addr < config.HBM_TILES:
+            raise ValueError(f"hbmbin address {addr} out of range [0, {config.HBM_TILES})")
+          if not 1 <= count <= config.HBM_TILES:
+            raise ValueError(f"hbmbin count {count} out of range [1, {config.HBM_TILES}]")
+          if not 0 <= off < 1 << 62 or off % 4:
+            raise ValueError(f"hbmbin offset {off} must be a multiple of 4 in [0, 2^62)")
+          try:
+            lanes = read_side(binfile[0], off, count * config.lanes * 4, "binfile")
+          except ValueError as e:
+            raise ValueError(f"hbmbin {addr} {count}: {e}") from None
+          regions.append((addr, lanes.reshape(count, config.N, config.N), ln))
+          hbm_next = None
+        elif d == ".resultfile":
+          if len(toks) != 1:
+            raise ValueError(f"resultfile takes one path (no spaces, `#` or `;`), got {len(toks)} values")
+          if result_line is not None:
+            raise ValueError(f"duplicate `resultfile` (first on line {result_line})")
+          b.resultfile, result_line = toks[0], ln
         elif d == ".sreg":
           vals = _values(rest, floats)
           if len(vals) != 2:
@@ -154,7 +214,7 @@ def assemble_lines(lines: list[tuple[int, str]], config: Config, floats: bool = 
           b.sregs[vals[0]] = v
         elif d == ".dump":
           if not toks:
-            raise ValueError("dump needs vmem, psum or sreg")
+            raise ValueError("dump needs vmem, psum, hbm or sreg")
           b.dumps.append(check_dump(config, toks[0].lower(), [parse_int(t) for t in toks[1:]]))
         elif d == ".run":
           if run_line is not None:
@@ -171,11 +231,14 @@ def assemble_lines(lines: list[tuple[int, str]], config: Config, floats: bool = 
           # an illegal word is legal bundle content: the core traps with illegal_instruction when it runs
           code.append((ln, w))
         else:
-          raise ValueError(f"unknown directive {d!r} (expected .vmem, .psum, .sreg, .dump, .run or .word)")
+          raise ValueError(f"unknown directive {d!r} (expected .vmem, .psum, .hbm, .sreg, .dump, .run, .word, .binfile, .hbmbin or .resultfile)")
       if len(code) > config.IMEM_WORDS:
         raise ValueError(f"program longer than IMEM_WORDS={config.IMEM_WORDS}")
     except ValueError as e:
       raise AsmError(ln, str(e)) from None
+  b.hbm = [(a, np.stack(t) if isinstance(t, list) else t) for a, t, _ in regions]
+  if (p := hbm_regions_problem(config, b.hbm)) is not None:  # overlaps, a binary region past HBM_TILES
+    raise AsmError(regions[p[0]][2], p[1])
   for pc, (ln, item) in enumerate(code):
     try:
       b.program.append(item if isinstance(item, int) else _encode(item, pc, labels, config.N))
@@ -245,6 +308,7 @@ def bundle_to_tasm(b: Bundle) -> str:
   out = [f"# {header(b.config)}"]
   out += [f".vmem {a} {ints(t)}" for a, t in b.vmem.items()]
   out += [f".psum {a} {ints(t)}" for a, t in b.psum.items()]
+  out += [f".hbm {a + i} {ints(t)}" for a, tiles in b.hbm for i, t in enumerate(tiles)]
   out += [f".sreg {r} {check_value(v) - ((v & 0x80000000) << 1)}" for r, v in b.sregs.items()]
   out += disassemble(b.program, b.config.N).splitlines()
   out += [f".dump {k} {a} {c}" if k != "sreg" else ".dump sreg" for k, a, c in b.dumps]

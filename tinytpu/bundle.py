@@ -1,5 +1,6 @@
-"""Bundle format v1 (doc/bundle.md): the one text format every runner reads (golden interpreter,
-RTL co-simulation, backend), and the result format they all print.
+"""Bundle format v1 and v2 (doc/bundle.md): the one text format every runner reads (golden
+interpreter, RTL co-simulation, backend), and the result format they all print. Version 2 adds
+binary side files for large HBM payloads (`binfile`/`hbmbin` in, `resultfile` out).
 
 A bundle is a header, memory and scalar preloads, the program (`inst` words or `asm` lines), the
 dumps to print after the run and the `run` record with the watchdog limit. Parsing goes through the
@@ -10,13 +11,16 @@ tinytpu/records.py and are re-exported here; this module adds parse() and write(
 assembler, so that `bundle.parse`, `bundle.Result` and the rest are found in one place."""
 from __future__ import annotations
 
+import os
+import re
+
 import numpy as np
 
 from tinytpu import asm, isa
 from tinytpu.config import DEFAULT, Config
-from tinytpu.records import (DEFAULT_RUN, MAGIC, MAX_RUN, RECORDS, VERSION, Bundle, BundleError, Result, check_dump, check_run,  # noqa: F401
-                             check_sreg, check_tile, check_value, diff_results, format_result, header, ints, parse_header,
-                             parse_int, parse_result)
+from tinytpu.records import (DEFAULT_RUN, MAGIC, MAX_RUN, RECORDS, RECORDS_V2, VERSION, VERSIONS, Bundle, BundleError,  # noqa: F401
+                             Result, check_dump, check_hbm_regions, check_run, check_sreg, check_tile, check_value, diff_results,
+                             format_result, header, ints, parse_header, parse_int, parse_result, read_header)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -24,7 +28,7 @@ def parse(text: str, config: Config | None = None) -> Bundle:
   """Parse and validate a bundle. `config` is the built model's configuration (the header must match
   it); None takes the configuration from the header. Raises BundleError("error line L: why")."""
   lines = text.splitlines()
-  cfg, run_line = None, None
+  cfg, run_line, version = None, None, 1
   body: list[tuple[int, str]] = []  # TASM lines for the assembler, with their bundle line numbers
   for ln, raw in enumerate(lines, 1):
     s = raw.split("#", 1)[0].strip()
@@ -32,15 +36,17 @@ def parse(text: str, config: Config | None = None) -> Bundle:
       continue
     try:
       if cfg is None:
-        cfg = parse_header(s, config)
+        cfg, version = read_header(s, config)
         continue
       rec, rest = (s.split(None, 1) + [""])[:2]
       if rec == "run" and run_line is not None:
         raise ValueError(f"duplicate `run` (first on line {run_line})")
       if run_line is not None:
         raise ValueError(f"record `{rec}` after `run` (line {run_line}): `run` must be the last record")
-      if rec not in RECORDS:
-        raise ValueError(f"unknown record {rec!r} (expected one of {', '.join(RECORDS)})")
+      if version == 1 and rec in RECORDS_V2 and rec not in RECORDS:
+        raise ValueError(f"record `{rec}` needs a version 2 bundle (header `{MAGIC} 2 ...`)")
+      if rec not in (RECORDS if version == 1 else RECORDS_V2):
+        raise ValueError(f"unknown record {rec!r} (expected one of {', '.join(RECORDS if version == 1 else RECORDS_V2)})")
       if rec == "asm":
         if rest.strip().startswith("."):
           raise ValueError("an `asm` record holds an instruction or label, not a directive")
@@ -70,11 +76,42 @@ def _disasm_comment(w: int, N: int, pc: int) -> str:
     return f"pc {pc}: {e}"
 
 
-def write(b: Bundle) -> str:
-  """The bundle as text (parse(write(b)) == b). Instructions carry their disassembly as a comment."""
-  out = [header(b.config)]
+_PATH = re.compile(r"[^\s#;]+")
+
+
+def write(b: Bundle, version: int = VERSION, binfile: str | os.PathLike | None = None,
+          resultfile: str | os.PathLike | None = None) -> str:
+  """The bundle as text (parse(write(b)) == b, except that HBM regions written as `hbm` text records
+  that touch, one ending where the next begins, come back as one region: the same HBM contents).
+  Instructions carry their disassembly as a comment.
+
+  version=2 with `binfile`: every HBM region goes to that file as raw little-endian uint32 lanes
+  (one `hbmbin` record each; the file is created or truncated); `resultfile` (or b.resultfile)
+  names where the runner writes the lanes of `dump hbm` regions. Raises ValueError on HBM regions
+  that overlap or leave HBM_TILES, naming the region."""
+  if version not in VERSIONS:
+    raise ValueError(f"unsupported bundle version {version} (this writer writes versions 1 and 2)")
+  resultfile = resultfile if resultfile is not None else b.resultfile
+  if version == 1 and (binfile is not None or resultfile is not None):
+    raise ValueError("side files (binfile, resultfile) need bundle version 2")
+  for what, p in (("binfile", binfile), ("resultfile", resultfile)):
+    if p is not None and not _PATH.fullmatch(str(p)):
+      raise ValueError(f"{what} path {str(p)!r} must be non-empty without whitespace, `#` or `;`")
+  check_hbm_regions(b.config, b.hbm)
+  out = [header(b.config, version)]
+  if binfile is not None:
+    out.append(f"binfile {binfile}")
+  if resultfile is not None:
+    out.append(f"resultfile {resultfile}")
   out += [f"vmem {a} {ints(t)}" for a, t in b.vmem.items()]
   out += [f"psum {a} {ints(t)}" for a, t in b.psum.items()]
+  if binfile is not None:
+    with open(binfile, "wb") as f:
+      for a, tiles in b.hbm:
+        out.append(f"hbmbin {a} {len(tiles)} {f.tell()}")
+        f.write(memoryview(np.ascontiguousarray(tiles, dtype="<u4")).cast("B"))
+  else:
+    out += [f"hbm {a + i} {ints(t)}" for a, tiles in b.hbm for i, t in enumerate(tiles)]
   out += [f"sreg {r} {np.uint32(v).view(np.int32)}" for r, v in b.sregs.items()]
   out += [f"inst 0x{w:016x}  # {_disasm_comment(w, b.config.N, pc)}" for pc, w in enumerate(b.program)]
   out += [f"dump {k} {a} {c}" if k != "sreg" else "dump sreg" for k, a, c in b.dumps]

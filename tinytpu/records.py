@@ -1,4 +1,4 @@
-"""Bundle format v1 records (doc/bundle.md): the Bundle and Result every runner shares (golden
+"""Bundle format records, versions 1 and 2 (doc/bundle.md): the Bundle and Result every runner shares (golden
 interpreter, RTL co-simulation, backend), the checks of every record (shared with the assembler, they
 raise ValueError(why)), the header, and the result lines: format_result / parse_result / diff_results.
 
@@ -7,6 +7,7 @@ writing a whole bundle (its program goes through the TASM assembler) is tinytpu/
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 
 import numpy as np
@@ -14,8 +15,13 @@ import numpy as np
 from tinytpu import isa
 from tinytpu.config import DEFAULT, Config, ConfigError
 
-MAGIC, VERSION = "tinytpu-bundle", 1
-RECORDS = ("vmem", "psum", "sreg", "inst", "asm", "dump", "run")
+MAGIC, VERSION = "tinytpu-bundle", 1  # VERSION: what write() writes unless asked for another
+VERSIONS = (1, 2)
+RECORDS = ("vmem", "psum", "hbm", "sreg", "inst", "asm", "dump", "run")
+# version 2 adds binary payloads in side files: `binfile <path>` (the side file of raw little-endian
+# uint32 lanes), `hbmbin <addr> <count> <offset>` (an HBM region read from it) and `resultfile
+# <path>` (where a runner writes the lanes of `dump hbm` regions: result lines `hbm <addr> <count> @<offset>`)
+RECORDS_V2 = RECORDS + ("binfile", "hbmbin", "resultfile")
 DEFAULT_RUN = 1_000_000  # watchdog cycles when a TASM file has no `.run`
 MAX_RUN = (1 << 63) - 1
 
@@ -41,6 +47,9 @@ class Bundle:
   # HBM preloads as regions: (first tile, (count, N, N) uint32), disjoint and inside HBM_TILES
   # (check_hbm_regions); tiles outside every region read zero
   hbm: list[tuple[int, np.ndarray]] = dataclasses.field(default_factory=list)
+  # bundle v2 `resultfile`: where a runner writes the lanes of `dump hbm` regions (transport, not
+  # content: left out of ==)
+  resultfile: str | None = None
 
   def __eq__(self, other) -> bool:  # tiles are arrays: compare them lane by lane, record order included
     if not isinstance(other, Bundle):
@@ -86,21 +95,29 @@ def _space(config: Config, kind: str) -> int:
   return {"vmem": config.VMEM_TILES, "psum": config.PSUM_TILES, "hbm": config.HBM_TILES}[kind]
 
 
-def check_hbm_regions(config: Config, regions: list[tuple[int, np.ndarray]]) -> None:
-  """HBM preload regions must be (count, N, N) uint32 arrays inside [0, HBM_TILES) and disjoint;
-  raises ValueError naming the region."""
+def hbm_regions_problem(config: Config, regions: list[tuple[int, np.ndarray]]) -> tuple[int, str] | None:
+  """The first problem of a list of HBM preload regions as (index of the region named, why), or None.
+  Shapes and capacity are checked region by region first, then overlaps (in address order)."""
   spans = []
   for k, (addr, tiles) in enumerate(regions):
     what = f"hbm region {k} (tiles {addr}..{addr + len(tiles) - 1})"
     if tiles.ndim != 3 or tiles.shape[1:] != (config.N, config.N) or tiles.dtype != np.uint32 or not len(tiles):
-      raise ValueError(f"{what}: expected a non-empty (count, {config.N}, {config.N}) uint32 array, got {tiles.dtype} {tiles.shape}")
+      return k, f"{what}: expected a non-empty (count, {config.N}, {config.N}) uint32 array, got {tiles.dtype} {tiles.shape}"
     if addr < 0 or addr + len(tiles) > config.HBM_TILES:
-      raise ValueError(f"{what}: outside the HBM capacity [0, {config.HBM_TILES}) (HBM_TILES)")
+      return k, f"{what}: outside the HBM capacity [0, {config.HBM_TILES}) (HBM_TILES)"
     spans.append((addr, addr + len(tiles), k))
   spans.sort()
   for (a0, e0, k0), (a1, e1, k1) in zip(spans, spans[1:]):
     if a1 < e0:
-      raise ValueError(f"hbm region {k1} (tiles {a1}..{e1 - 1}) overlaps hbm region {k0} (tiles {a0}..{e0 - 1})")
+      return k1, f"hbm region {k1} (tiles {a1}..{e1 - 1}) overlaps hbm region {k0} (tiles {a0}..{e0 - 1})"
+  return None
+
+
+def check_hbm_regions(config: Config, regions: list[tuple[int, np.ndarray]]) -> None:
+  """HBM preload regions must be (count, N, N) uint32 arrays inside [0, HBM_TILES) and disjoint;
+  raises ValueError naming the region."""
+  if (p := hbm_regions_problem(config, regions)) is not None:
+    raise ValueError(p[1])
 
 
 def check_tile(config: Config, kind: str, addr: int, vals: list[int]) -> np.ndarray:
@@ -146,22 +163,28 @@ def check_run(limit: int) -> int:
 HEADER_FIELDS = ("N", "VMEM_TILES", "PSUM_TILES", "IMEM_WORDS", "HBM_TILES", "HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN")
 
 
-def header(config: Config) -> str:
+def header(config: Config, version: int = VERSION) -> str:
   fields = dict(config.header_fields())
   if config.IMEM_WORDS != DEFAULT.IMEM_WORDS:  # only non-default sizes need saying
     fields["IMEM_WORDS"] = config.IMEM_WORDS
   for k in ("HBM_TILES", "HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN"):
     if getattr(config, k) != getattr(DEFAULT, k):
       fields[k] = getattr(config, k)
-  return f"{MAGIC} {VERSION} " + " ".join(f"{k}={v}" for k, v in fields.items())
+  return f"{MAGIC} {version} " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
 def parse_header(text: str, config: Config | None) -> Config:
+  return read_header(text, config)[0]
+
+
+def read_header(text: str, config: Config | None) -> tuple[Config, int]:
+  """The configuration and the format version of a header line."""
   toks = text.split()
   if toks[0] != MAGIC:
     raise ValueError(f"missing header: expected `{header(config or DEFAULT)}`, got {toks[0]!r}")
-  if len(toks) < 2 or toks[1] != str(VERSION):
-    raise ValueError(f"unsupported bundle version {toks[1] if len(toks) > 1 else '(none)'} (this is version {VERSION})")
+  if len(toks) < 2 or toks[1] not in ("1", "2"):
+    raise ValueError(f"unsupported bundle version {toks[1] if len(toks) > 1 else '(none)'} (this reader reads versions 1 and 2)")
+  version = int(toks[1])
   got: dict[str, int] = {}
   for t in toks[2:]:
     k, sep, v = t.partition("=")
@@ -175,14 +198,14 @@ def parse_header(text: str, config: Config | None) -> Config:
       raise ValueError(f"header is missing {k}=")
   if config is None:
     try:
-      return Config(**got)
+      return Config(**got), version
     except ConfigError as e:
       raise ValueError(str(e)) from None
-  for k in HEADER_FIELDS:  # an optional field left out is its default
-    v = got.get(k, getattr(DEFAULT, k))
+  for k in HEADER_FIELDS:  # the fields given must match the model; one left out takes the model's value
+    v = got.get(k, getattr(config, k))
     if getattr(config, k) != v:
       raise ValueError(f"config mismatch: bundle has {k}={v}, the model has {k}={getattr(config, k)}")
-  return config
+  return config, version
 
 
 def ints(a) -> str:
@@ -192,11 +215,22 @@ def ints(a) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # results
-def format_result(r: Result) -> str:
-  """The result lines of software.md §3: the dumps (one line per tile, in dump order), cycles, perf, status."""
+def format_result(r: Result, resultfile: str | os.PathLike | None = None) -> str:
+  """The result lines of software.md §3: the dumps (one line per tile, one per hbm region, in dump
+  order), cycles, perf, status. With `resultfile` (bundle v2) the lanes of hbm dumps go to that
+  file as raw little-endian uint32, one after the other, and their lines are `hbm <addr> <count> @<offset>`."""
   out = []
-  for kind, addr, vals in r.dumps:
-    out.append(f"sreg {ints(vals)}" if kind == "sreg" else f"hbm {addr} {len(vals)} {ints(vals)}" if kind == "hbm" else f"{kind} {addr} {ints(vals)}")
+  side = open(resultfile, "wb") if resultfile is not None else None
+  try:
+    for kind, addr, vals in r.dumps:
+      if kind == "hbm" and side is not None:
+        out.append(f"hbm {addr} {len(vals)} @{side.tell()}")
+        side.write(memoryview(np.ascontiguousarray(vals, dtype="<u4")).cast("B"))
+      else:
+        out.append(f"sreg {ints(vals)}" if kind == "sreg" else f"hbm {addr} {len(vals)} {ints(vals)}" if kind == "hbm" else f"{kind} {addr} {ints(vals)}")
+  finally:
+    if side is not None:
+      side.close()
   out.append(f"cycles {r.cycles}")
   out.append("perf " + " ".join(f"{name}={r.perf.get(name, 0)}" for name, _ in isa.PERF_COUNTERS))
   if r.status == "ok":
@@ -210,8 +244,63 @@ def format_result(r: Result) -> str:
   return "\n".join(out) + "\n"
 
 
-def parse_result(text: str, config: Config) -> Result:
-  """Read what format_result() writes (from any runner). Raises BundleError("error line L: why")."""
+def _hbm_values(toks: list[str]) -> np.ndarray:
+  """Decimal lanes the fast way (a 16 MB dump is 4M of them); any other spelling, or a value out of
+  range, goes through parse_int / check_value for the message or the value."""
+  joined = "".join(toks)
+  try:  # int() would take `1_000` and non-ASCII digits, which parse_int refuses
+    v = np.array(toks, dtype=np.int64) if joined.isascii() and "_" not in joined else None
+  except (ValueError, OverflowError):
+    v = None
+  if v is None or (len(v) and (v.min() < -(1 << 31) or v.max() > (1 << 32) - 1)):
+    return np.array([check_value(parse_int(t)) for t in toks], dtype=np.uint32)
+  return v.astype(np.uint32)
+
+
+def read_side(path: str | os.PathLike, offset: int, nbytes: int, what: str) -> np.ndarray:
+  """`nbytes` bytes of a side file from `offset` as uint32 lanes (raw little endian); ValueError
+  naming `what`, the bytes and the file size when the file is missing or short."""
+  try:
+    size = os.stat(path).st_size
+  except OSError as e:
+    raise ValueError(f"{what} {str(path)!r}: {os.strerror(e.errno)}") from None
+  if offset + nbytes > size:
+    raise ValueError(f"needs bytes {offset}..{offset + nbytes - 1} of {what} {str(path)!r}, which has {size} bytes (truncated side file?)")
+  v = np.fromfile(path, dtype="<u4", count=nbytes // 4, offset=offset)
+  if v.nbytes != nbytes:
+    raise ValueError(f"short read of {what} {str(path)!r} at byte {offset}")
+  return v.astype(np.uint32, copy=False)
+
+
+def _parse_hbm_line(toks: list[str], config: Config, resultfile) -> tuple[str, int, np.ndarray]:
+  if len(toks) < 2:
+    raise ValueError("`hbm` needs an address, a tile count and the values")
+  addr, count = parse_int(toks[0]), parse_int(toks[1])
+  if count < 1:
+    raise ValueError(f"hbm count {count} must be >= 1")
+  if addr < 0 or addr + count > config.HBM_TILES:
+    raise ValueError(f"hbm {addr}..{addr + count - 1} out of range [0, {config.HBM_TILES})")
+  L = config.lanes
+  if len(toks) == 3 and toks[2].startswith("@"):
+    off = parse_int(toks[2][1:])
+    if resultfile is None:
+      raise ValueError(f"hbm {addr} {count} @{off}: a binary dump needs the bundle's result file (parse_result(..., resultfile=))")
+    if off < 0 or off % 4:
+      raise ValueError(f"hbm offset {off} must be a non-negative multiple of 4")
+    try:
+      lanes = read_side(resultfile, off, count * L * 4, "result file")
+    except ValueError as e:
+      raise ValueError(f"hbm {addr} {count}: {e}") from None
+  else:
+    if len(toks) - 2 != count * L:
+      raise ValueError(f"hbm {addr} {count}: expected {count * L} values (count*N*N, N={config.N}), got {len(toks) - 2}")
+    lanes = _hbm_values(toks[2:])
+  return ("hbm", addr, lanes.reshape(count, config.N, config.N))
+
+
+def parse_result(text: str, config: Config, resultfile: str | os.PathLike | None = None) -> Result:
+  """Read what format_result() writes (from any runner); `resultfile` is the bundle's (v2) result
+  file holding the lanes of `hbm <addr> <count> @<offset>` lines. Raises BundleError("error line L: why")."""
   dumps: list[tuple[str, int, np.ndarray]] = []
   cycles = perf = status = None
   trap = pc = None
@@ -228,6 +317,8 @@ def parse_result(text: str, config: Config) -> Result:
         if not toks:
           raise ValueError(f"`{rec}` needs an address")
         dumps.append((rec, parse_int(toks[0]), check_tile(config, rec, parse_int(toks[0]), [parse_int(t) for t in toks[1:]])))
+      elif rec == "hbm":
+        dumps.append(_parse_hbm_line(toks, config, resultfile))
       elif rec == "sreg":
         if len(toks) != 16:
           raise ValueError(f"sreg: expected 16 values, got {len(toks)}")
@@ -288,6 +379,15 @@ def diff_results(a: Result, b: Result, ignore_timing: bool = True) -> list[str]:
     where = "sreg" if kind == "sreg" else f"{kind} {addr}"
     if va.shape != vb.shape:
       out.append(f"{where}: shape {va.shape} != {vb.shape}")
+      continue
+    if kind == "hbm":  # name the tile by its HBM address
+      bad = np.flatnonzero(va != vb)
+      for f in bad[:8].tolist():
+        t, r, c = np.unravel_index(f, va.shape)
+        x, y = va[t, r, c], vb[t, r, c]
+        out.append(f"hbm {addr + t} [{r}][{c}] (dump hbm {addr} tile {t}): {x:#010x} ({np.uint32(x).view(np.int32)}) != {y:#010x} ({np.uint32(y).view(np.int32)})")
+      if len(bad) > 8:
+        out.append(f"{where}: ... {len(bad) - 8} more lanes differ")
       continue
     bad = np.argwhere(va != vb)
     for idx in bad[:8]:
