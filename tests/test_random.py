@@ -33,6 +33,29 @@ def test_lockstep_rtl_golden():
   assert not fails, f"{len(fails)}/{SEEDS} seeds differ:\n\n" + "\n\n".join(fails)
 
 
+def test_per_instruction_lockstep():
+  """The RTL's retire trace equals the golden model's instruction by instruction (tinytpu/lockstep.py)
+  on a short run of seeds, and a planted divergence (one golden register value changed) is found
+  at its instruction."""
+  from tinytpu import lockstep
+  from tinytpu.golden import trace as gtrace
+  bad = {seed: d for seed in range(BASE, BASE + 12) if (d := lockstep.divergence(randprog.generate(seed, DEFAULT)))}
+  assert not bad, "\n".join(f"seed {s}: " + "\n  ".join(d) for s, d in bad.items())
+  b = lockstep._full_dumps(randprog.generate(BASE, DEFAULT, traps=False))
+  gold, rtl = gtrace.trace(b), lockstep.rtl_trace(b)
+  assert lockstep.compare(b, gold, rtl, timeout=False) == []
+  k = next(i for i, r in enumerate(gold) if i > 10 and any(w[0] in {f"v{x}" for x in range(16)} for w in r.writes))
+  j = next(j for j, w in enumerate(gold[k].writes) if w[0] in {f"v{x}" for x in range(16)})
+  gold[k].writes[j] = (gold[k].writes[j][0], gold[k].writes[j][1] ^ 1)
+  rep = lockstep.compare(b, gold, rtl, timeout=False)
+  assert rep and rep[0].startswith(f"first divergence at retired instruction {k} (pc {gold[k].pc}"), rep
+  k2 = next(i for i, r in enumerate(gold) if any(w[0] in {f"s{x}" for x in range(1, 15)} for w in r.writes))
+  gold = gtrace.trace(b)
+  gold[k2].writes[0] = (gold[k2].writes[0][0], gold[k2].writes[0][1] + 1)
+  rep = lockstep.compare(b, gold, rtl, timeout=False)
+  assert rep and rep[0].startswith(f"first divergence at retired instruction {k2} ") and "scalar write" in rep[0], rep
+
+
 # ---------------------------------------------------------------------------------------------
 def trace(b: bundle.Bundle):
   """Run the golden model and record what executed: (pc, mnemonic, operands, sregs before, outcome)."""

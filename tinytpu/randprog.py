@@ -567,6 +567,15 @@ def compare(b: Bundle) -> list[str]:
   return bundle.diff_results(rtl, gold)
 
 
+def _divergence(prog: Program) -> list[str]:
+  """The first instruction where the RTL's retire trace leaves the golden model's."""
+  from tinytpu import lockstep
+  try:
+    return lockstep.divergence(prog.bundle()) or ["every retired instruction agrees (the difference is in memory not traced per write)"]
+  except Exception as e:  # the report must come out even if the traced run fails
+    return [f"the traced run failed: {type(e).__name__}: {e}"]
+
+
 def repro(seed: int, config: Config, length: int, gather: bool, include: tuple = (), dma: bool | None = None) -> str:
   args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + \
     ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"]) + \
@@ -591,6 +600,7 @@ def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: 
   lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
   lines += ["  " + d for d in sdiffs[:12]]
   lines.append(small.tasm().rstrip())
+  lines += ["per-instruction lockstep of the minimised program (tinytpu/lockstep.py):"] + ["  " + x for x in _divergence(small)]
   lines.append(f"reproduce with waves: {repro(seed, config, length, gather, include, dma)}")
   return "\n".join(lines), small
 
