@@ -100,6 +100,9 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
     prev = low
     windows = {s: dataclasses.replace(w, read=w.read or windows[s].read, written=w.written or windows[s].written) if s in windows else w
                for s, w in low.windows.items()} if k else dict(low.windows)
+  for s in low.written:  # every buffer a store writes goes out (and is dumped)
+    if s in windows and not windows[s].written:
+      raise NotImplementedError(f"TINYTPU kernel {low.name}: buffer {s} is stored to but its window is not written back (a store the HBM plan missed)")
   low.windows = windows
   # HBM residency: the buffers the kernel reads (or writes partially) come in whole in front of the
   # program, the ones it writes go out after it; a chunked kernel's streamed windows move in its loop

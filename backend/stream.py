@@ -60,32 +60,49 @@ class Window:
 
 
 def _uses(self) -> dict:
-  """slot -> {"read", "written", "full" (every store is an ungated g-indexed store), "idx" [INDEX UOps]}."""
+  """slot -> {"read", "written", "full" (every store is an ungated g-indexed store), "idx" [INDEX UOps]}.
+  A buffer reached any other way than LOAD/STORE of an INDEX counts as read and partially written
+  (its forms unknown: kept whole), so nothing it holds is ever lost."""
   out: dict = {}
-  ifs = 0
+  users: dict = {}
   for u in self.uops:
-    if u.op is Ops.IF:
-      ifs += 1
-    elif u.op is Ops.ENDIF:
-      ifs -= 1
-    elif u.op in (Ops.LOAD, Ops.STORE) and u.src[0].op is Ops.INDEX:
-      idx = u.src[0]
-      b = idx.src[0]
-      while b.op is Ops.AFTER:
-        b = b.src[0]
-      if b not in self.bufs:
-        continue
-      e = out.setdefault(self.bufs[b].slot, {"read": False, "written": False, "full": True, "idx": []})
-      e["idx"].append(idx)
-      if u.op is Ops.LOAD:
-        e["read"] = True
-        continue
-      e["written"] = True
-      form = self.lin(idx.src[1]) if len(idx.src) > 1 else None
-      exact = form is not None and not form[1] and not form[2] and not self.symbolic and \
-        form[0] == {r: s for r, s in zip(self.lane_ranges, self.strides)}
-      if ifs or len(u.src) > 2 or len(idx.src) > 2 or not exact or self.bufs[b].size != self.G:
-        e["full"] = False
+    for x in u.src:
+      users.setdefault(x, []).append(u)
+  root = lambda b: root(b.src[0]) if b.op is Ops.AFTER else b  # noqa: E731
+  inside_if, depth = set(), 0
+  for u in self.uops:
+    depth += (u.op is Ops.IF) - (u.op is Ops.ENDIF)
+    if depth and u.op is Ops.STORE:
+      inside_if.add(u)
+  for p, b in self.bufs.items():
+    e = out.setdefault(b.slot, {"read": False, "written": False, "full": True, "idx": []})
+    todo, seen = [p], set()
+    while todo:
+      x = todo.pop()
+      for c in users.get(x, []):
+        if c in seen:
+          continue
+        seen.add(c)
+        if c.op is Ops.AFTER and root(c) is p:
+          todo.append(c)
+        elif c.op is Ops.INDEX and c.src[0] is x:
+          e["idx"].append(c)
+          for v in users.get(c, []):
+            if v.op is Ops.LOAD and v.src[0] is c:
+              e["read"] = True
+            elif v.op is Ops.STORE and v.src[0] is c:
+              e["written"] = True
+              form = self.lin(c.src[1]) if len(c.src) > 1 else None
+              exact = form is not None and not form[1] and not form[2] and not self.symbolic and \
+                form[0] == {r: s for r, s in zip(self.lane_ranges, self.strides)}
+              if v in inside_if or len(v.src) > 2 or len(c.src) > 2 or not exact or b.size != self.G:
+                e["full"] = False
+            else:
+              e["read"], e["written"], e["full"], e["idx"] = True, True, False, e["idx"] + [None]
+        elif c.op not in (Ops.SINK,):
+          e["read"], e["written"], e["full"], e["idx"] = True, True, False, e["idx"] + [None]
+    if not e["idx"] and not e["read"] and not e["written"]:
+      del out[b.slot]
   return out
 
 
@@ -113,7 +130,7 @@ class Stream:
       self.find_unrolled()
     forms = {}
     for slot, e in uses.items():
-      fs = [self.lin(i.src[1]) if len(i.src) > 1 else None for i in e["idx"]]
+      fs = [self.lin(i.src[1]) if i is not None and len(i.src) > 1 else None for i in e["idx"]]
       forms[slot] = None if any(f is None for f in fs) else fs
     T = -(-self.G // L)
     g_all = None

@@ -44,9 +44,7 @@ def test_small_kernel_dmas_whole_buffers(sources):
 def test_add_1m_int32_streams(sources, vmem_1024):
   n = 1 << 20
   runner.reset_stats()
-  from tinygrad.helpers import Context
-  with Context(DEV="TINYTPU"):
-    y = (Tensor.arange(n).int() + 1).numpy()
+  y = (Tensor.arange(n).to("TINYTPU").int() + 1).numpy()
   np.testing.assert_array_equal(y, np.arange(n, dtype=np.int32) + 1)
   x = Tensor(np.arange(n, dtype=np.int32), device="TINYTPU")
   np.testing.assert_array_equal((x + 1).numpy(), np.arange(n, dtype=np.int32) + 1)
