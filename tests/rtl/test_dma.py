@@ -34,9 +34,17 @@ def vmem_init(tiles: int, seed: int = 0) -> str:
                    for t in range(tiles))
 
 
+def _text(b: bundle.Bundle) -> str:
+  """The bundle's text. The C++ reader does not accept the header's HBM fields yet (its owner adds
+  them with the `hbm` records); the binary of a configuration has its HBM timing built in, so they
+  are left out of the header meanwhile."""
+  first, _, rest = bundle.write(b).partition("\n")
+  return " ".join(t for t in first.split() if not t.startswith("HBM_")) + "\n" + rest
+
+
 def run(b: bundle.Bundle, cfg: Config = DEFAULT) -> bundle.Result:
   """The RTL's result of a bundle, checked against the golden model's."""
-  rtl, gold = cosim.server(cfg).run(bundle.write(b)), interp.run(b)
+  rtl, gold = cosim.server(cfg).run(_text(b)), interp.run(b)
   diffs = bundle.diff_results(rtl, gold)
   assert not diffs, "RTL != golden:\n  " + "\n  ".join(diffs[:20])
   assert rtl.perf["retired"] == gold.perf["retired"]
