@@ -5,6 +5,7 @@ LBREAK, skipped and 4-deep loops, MXU work overlapping conflicting and independe
   TINYTPU_SEED_BASE=<first seed> SEEDS=<count> pytest tests/test_random.py
 """
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -54,6 +55,21 @@ def test_per_instruction_lockstep():
   gold[k2].writes[0] = (gold[k2].writes[0][0], gold[k2].writes[0][1] + 1)
   rep = lockstep.compare(b, gold, rtl, timeout=False)
   assert rep and rep[0].startswith(f"first divergence at retired instruction {k2} ") and "scalar write" in rep[0], rep
+
+
+def test_core_coverage_from_the_retire_trace(tmp_path, monkeypatch):
+  """tinytpu/corecov.py bins retires, stalls, pairs, outcomes, loop depths and MXU hazard distances
+  of RTL runs into the `core` coverage document."""
+  import json
+  from tinytpu import corecov
+  monkeypatch.setenv("TINYTPU_COVERAGE_DIR", str(tmp_path))
+  cov = corecov.run(range(BASE, BASE + 10), DEFAULT)
+  g = cov.groups
+  assert g["pair"].pct() == 100 and g["loop_depth"].pct() == 100 and g["retired"].pct() > 75, cov.report()
+  assert g["datapath_x_stall"].hits[g["datapath_x_stall"].key(("vpu", "raw"))] > 0, cov.report()
+  assert not any(x.illegal for x in g.values()), {n: x.illegal for n, x in g.items() if x.illegal}
+  doc = json.loads(pathlib.Path(cov.write("t")).read_text())
+  assert doc["unit"] == "core" and set(doc["groups"]) == set(g)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ _REG = re.compile(r"[sv]\d+")  # a register write of a golden record (memory til
 class RtlTrace:
   retires: list[tuple[int, int, int, int]]        # (cycle, pc, sreg or -1, value)
   vwrites: list[tuple[int, int, int]]             # (cycle, vreg, hash)
-  result: bundle.Result
+  result: bundle.Result | None
 
 
 def _full_dumps(b: Bundle) -> Bundle:
@@ -55,15 +55,22 @@ def rtl_trace(b: Bundle) -> RtlTrace:
     r = subprocess.run([str(exe), "-"], input=bundle.write(b), capture_output=True, text=True,
                        env={**os.environ, "TINYTPU_RETIRE": path}, timeout=600)
     res = cosim._answer(r.stdout, r.stderr, r.returncode, b.config)
-    retires, vwrites = [], []
-    with open(path) as f:
-      for line in f:
-        k, *v = line.split()
-        if k == "R":
-          retires.append((int(v[0]), int(v[1]), int(v[2]), int(v[3])))
-        elif k == "V":
-          vwrites.append((int(v[0]), int(v[1]), int(v[2], 16)))
-  return RtlTrace(retires, vwrites, res)
+    tr = read_retires(path)
+  tr.result = res
+  return tr
+
+
+def read_retires(path: str | os.PathLike) -> RtlTrace:
+  """The file a TINYTPU_RETIRE run wrote (rtl/sim/retire_trace.cpp); result None."""
+  retires, vwrites = [], []
+  with open(path) as f:
+    for line in f:
+      k, *v = line.split()
+      if k == "R":
+        retires.append((int(v[0]), int(v[1]), int(v[2]), int(v[3])))
+      elif k == "V":
+        vwrites.append((int(v[0]), int(v[1]), int(v[2], 16)))
+  return RtlTrace(retires, vwrites, None)
 
 
 def _timing(ins: isa.Instr | None, word: int) -> bool:
