@@ -9,6 +9,7 @@ Timing rule (doc/hbm.md), HBM latency LAT, bandwidth NUM/DEN, B(k) = ceil(k * DE
 program `LI; DMA.CFG; DMA.IN (n tiles); DMA.WAIT; HALT` runs 7 + LAT + B(n-1) cycles, the same with
 DMA.OUT 9 + LAT + B(n-1)."""
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -220,8 +221,10 @@ def test_random_programs_slow_hbm():
 
 # ---------------------------------------------------------------------------------------------
 # random DMA programs: small VMEM and HBM windows so copies, loads, stores and MXU work collide
-def random_program(seed: int, cfg: Config = DEFAULT) -> bundle.Bundle:
+def random_program(seed: int, cfg: Config = DEFAULT, cov: Counter | None = None) -> bundle.Bundle:
+  """`cov` counts the (direction, T bin, rows bin) of every DMA the program holds."""
   r = np.random.default_rng(seed)
+  rows_now = 1
   hwin = int(r.choice([0, cfg.HBM_TILES - 256, 1 << 15]))  # bottom, top or middle of HBM
   lines = [vmem_init(64, seed), f"  LI s9, {hwin}", "  MLW [s0 + 1]"]
   for _ in range(int(r.integers(10, 30))):
@@ -230,9 +233,11 @@ def random_program(seed: int, cfg: Config = DEFAULT) -> bundle.Bundle:
       rows, T = int(r.integers(1, 5)), int(r.integers(1, 9))
       hs, vs = int(r.integers(-T - 4, T + 8)), int(r.integers(0, T + 4))
       lines += [f"  LI s1, {hs}", f"  DMA.CFG s1, {rows}, {vs}"]
+      rows_now = rows
     elif k < 0.5:
-      T, v, h = int(r.integers(1, 9)), int(r.integers(0, 64)), int(r.integers(0, 200))
-      lines.append(f"  DMA.IN [s0 + {v}], [s9 + {h}], {T}" if r.random() < 0.5 else f"  DMA.OUT [s9 + {h}], [s0 + {v}], {T}")
+      T, v, h, out = int(r.integers(1, 9)), int(r.integers(0, 64)), int(r.integers(0, 200)), bool(r.random() < 0.5)
+      lines.append(f"  DMA.OUT [s9 + {h}], [s0 + {v}], {T}" if out else f"  DMA.IN [s0 + {v}], [s9 + {h}], {T}")
+      if cov is not None: cov[("out" if out else "in", t_bin(T), rows_bin(rows_now))] += 1
     elif k < 0.62:
       lines.append(f"  VLD v{int(r.integers(1, 8))}, [s0 + {int(r.integers(0, 64))}]")
     elif k < 0.74:
@@ -253,7 +258,26 @@ def random_program(seed: int, cfg: Config = DEFAULT) -> bundle.Bundle:
   return asm.assemble_bundle("\n".join(lines), cfgd)
 
 
+def t_bin(T: int) -> str: return "1" if T == 1 else "2-4" if T <= 4 else "5+"
+def rows_bin(rows: int) -> str: return "1" if rows == 1 else "2+"
+
+
+SEEDS = range(40)
+
+
+def test_random_programs_cover_the_shapes():
+  """The random programs the blocks below run cover every direction x T x rows bin."""
+  cov = Counter()
+  for seed in SEEDS: random_program(seed, cov=cov)
+  bins = {(d, t, w) for d in ("in", "out") for t in ("1", "2-4", "5+") for w in ("1", "2+")}
+  assert bins <= set(cov), f"uncovered DMA shapes: {sorted(bins - set(cov))}"
+
+
 @pytest.mark.parametrize("block", range(4))
 def test_random_programs(block):
-  for seed in range(block * 10, block * 10 + 10):
-    run(random_program(seed))
+  """Ten random programs a block, RTL against golden; they stall on the DMA interlocks."""
+  stalls = Counter()
+  for seed in SEEDS[block * 10:block * 10 + 10]:
+    r = run(random_program(seed))
+    stalls.update({k: r.perf[k] for k in ("stall_dma", "dma_tiles")})
+  assert stalls["stall_dma"] > 0 and stalls["dma_tiles"] > 0
