@@ -86,7 +86,7 @@ def write(b: Bundle, version: int = VERSION, binfile: str | os.PathLike | None =
   Instructions carry their disassembly as a comment.
 
   version=2 with `binfile`: every HBM region goes to that file as raw little-endian uint32 lanes
-  (one `hbmbin` record each; the file is created or truncated); `resultfile` (or b.resultfile)
+  (one `hbmbin` record each; the file is created, or overwritten and cut to size); `resultfile` (or b.resultfile)
   names where the runner writes the lanes of `dump hbm` regions. Raises ValueError on HBM regions
   that overlap or leave HBM_TILES, naming the region."""
   if version not in VERSIONS:
@@ -106,10 +106,20 @@ def write(b: Bundle, version: int = VERSION, binfile: str | os.PathLike | None =
   out += [f"vmem {a} {ints(t)}" for a, t in b.vmem.items()]
   out += [f"psum {a} {ints(t)}" for a, t in b.psum.items()]
   if binfile is not None:
-    with open(binfile, "wb") as f:
+    # overwritten in place, then cut to size: rewriting the pages of an existing file (a side file
+    # a server reuses) is much cheaper than allocating new ones
+    fd = os.open(binfile, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+      off = 0
       for a, tiles in b.hbm:
-        out.append(f"hbmbin {a} {len(tiles)} {f.tell()}")
-        f.write(memoryview(np.ascontiguousarray(tiles, dtype="<u4")).cast("B"))
+        out.append(f"hbmbin {a} {len(tiles)} {off}")
+        mv = memoryview(np.ascontiguousarray(tiles, dtype="<u4")).cast("B")
+        while mv:
+          n = os.pwrite(fd, mv, off)
+          mv, off = mv[n:], off + n
+      os.ftruncate(fd, off)
+    finally:
+      os.close(fd)
   else:
     out += [f"hbm {a + i} {ints(t)}" for a, tiles in b.hbm for i, t in enumerate(tiles)]
   out += [f"sreg {r} {np.uint32(v).view(np.int32)}" for r, v in b.sregs.items()]

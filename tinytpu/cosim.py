@@ -3,8 +3,11 @@ DPI-C bundle loader, one per configuration under build/<config.name>/, rebuilt o
 changed (content hash in a stamp file), behind a file lock so parallel pytest workers share it.
 
   build(config) -> path of the binary
-  run_bundle(text, config, trace=None, events=None) -> bundle.Result (raises bundle.BundleError on a bad bundle)
-  Server(config): one process running bundle after bundle (`%end`-separated on its stdin)
+  run_bundle(text | Bundle, config, trace=None, events=None) -> bundle.Result (raises bundle.BundleError on a bad bundle)
+  Server(config): one process running bundle after bundle (`%end`-separated on its stdin);
+    Server.run(text), Server.run_bundle(Bundle)
+  A Bundle object travels as bundle v2 with binary side files when its HBM payloads are large
+  (tinytpu/transport.py); a v2 text names its result file, read back here
   server(config): the process's shared Server of `config` (the backend and the random programs use
     this one pool), started on first use and restarted if it died; drop_server(), close_servers()
 """
@@ -19,7 +22,7 @@ import re
 import subprocess
 import time
 
-from tinytpu import bundle, isa, tools
+from tinytpu import bundle, isa, tools, transport
 from tinytpu.config import DEFAULT, Config
 
 SIM = tools.RTL / "sim"
@@ -90,11 +93,12 @@ def _prepare(text: str, config: Config) -> str:
   """`asm` records are assembled here (the binary reads `inst` words only): such a bundle is parsed
   and checked by tinytpu.bundle and written back with `inst` records."""
   if any(re.match(r"\s*asm(\s|$)", line) for line in text.splitlines()):
-    return bundle.write(bundle.parse(text, config))
+    b = bundle.parse(text, config)
+    return bundle.write(b, version=2 if b.resultfile else 1)  # a v2 result file stays
   return text
 
 
-def _answer(out: str, err: str, rc: int, config: Config) -> bundle.Result:
+def _answer(out: str, err: str, rc: int, config: Config, resultfile: str | None = None) -> bundle.Result:
   if rc == 2:
     m = re.match(r"error line (\d+): (.*)", (err or out).strip().splitlines()[-1] if (err or out).strip() else "")
     if m:
@@ -102,18 +106,23 @@ def _answer(out: str, err: str, rc: int, config: Config) -> bundle.Result:
     raise RuntimeError(f"co-sim failed (exit {rc}): {err or out}")
   if rc not in (0, 1):
     raise RuntimeError(f"co-sim crashed (exit {rc}):\n{out}\n{err}")
-  return bundle.parse_result(out, config)
+  return bundle.parse_result(out, config, resultfile)
 
 
-def run_bundle(text: str, config: Config = DEFAULT, trace: str | os.PathLike | None = None,
+def run_bundle(text: str | bundle.Bundle, config: Config | None = None, trace: str | os.PathLike | None = None,
                events: str | os.PathLike | None = None) -> bundle.Result:
-  """Run one bundle on the RTL; `trace` writes a waveform there, `events` the per-cycle event table
-  of the profiler (tinytpu.profile, doc/profiler.md: a runtime flag of the same binary)."""
+  """Run one bundle (text, or a Bundle: config defaults to its own) on the RTL; `trace` writes a
+  waveform there, `events` the per-cycle event table of the profiler (tinytpu.profile,
+  doc/profiler.md: a runtime flag of the same binary)."""
+  if isinstance(text, bundle.Bundle):
+    with transport.Transfer(text) as t:
+      return run_bundle(t.text, config or text.config, trace, events)
+  config = config or DEFAULT
   text = _prepare(text, config)
   exe = build(config, trace=trace is not None)
   args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + (["--events", str(events)] if events is not None else []) + ["-"]
   r = subprocess.run(args, input=text, capture_output=True, text=True)
-  return _answer(r.stdout, r.stderr, r.returncode, config)
+  return _answer(r.stdout, r.stderr, r.returncode, config, transport.resultfile_of(text))
 
 
 def run_raw(text: str, config: Config = DEFAULT) -> tuple[int, str, str]:
@@ -149,10 +158,20 @@ class Server:
       self.proc.kill()
       self.proc.wait()
       raise
-    text = "".join(out)
-    return _answer(text, "", rc, self.config)
+    return _answer("".join(out), "", rc, self.config, transport.resultfile_of(text))
+
+  def run_bundle(self, b: bundle.Bundle) -> bundle.Result:
+    """Run a Bundle object: v2 with side files when its HBM payloads are large (tinytpu.transport;
+    the server reuses one input side file, removed by close())."""
+    if getattr(self, "_binfile", None) is None:
+      self._binfile = transport.side_file("in")
+    with transport.Transfer(b, binfile=self._binfile) as t:
+      return self.run(t.text)
 
   def close(self) -> None:
+    if getattr(self, "_binfile", None) is not None:
+      transport.remove(self._binfile)
+      self._binfile = None
     if self.proc.poll() is None:
       self.proc.stdin.close()
       self.proc.wait(timeout=30)

@@ -7,8 +7,10 @@ writing a whole bundle (its program goes through the TASM assembler) is tinytpu/
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -257,22 +259,30 @@ def _hbm_values(toks: list[str]) -> np.ndarray:
   return v.astype(np.uint32)
 
 
-def read_side(path: str | os.PathLike, offset: int, nbytes: int, what: str) -> np.ndarray:
+def read_side(path: str | os.PathLike, offset: int, nbytes: int, what: str, mapped: bool = False) -> np.ndarray:
   """`nbytes` bytes of a side file from `offset` as uint32 lanes (raw little endian); ValueError
-  naming `what`, the bytes and the file size when the file is missing or short."""
+  naming `what`, the bytes and the file size when the file is missing or short. `mapped` maps the
+  file copy-on-write instead of copying it (for a file nobody rewrites while the array lives, such
+  as a result file of tinytpu.transport: removing the file leaves the mapping valid)."""
   try:
     size = os.stat(path).st_size
   except OSError as e:
     raise ValueError(f"{what} {str(path)!r}: {os.strerror(e.errno)}") from None
   if offset + nbytes > size:
     raise ValueError(f"needs bytes {offset}..{offset + nbytes - 1} of {what} {str(path)!r}, which has {size} bytes (truncated side file?)")
+  if mapped and sys.byteorder == "little":
+    base = offset // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY
+    with open(path, "rb") as f:
+      m = mmap.mmap(f.fileno(), offset - base + nbytes, flags=mmap.MAP_PRIVATE,
+                    prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=base)
+    return np.frombuffer(m, dtype=np.uint32, count=nbytes // 4, offset=offset - base)
   v = np.fromfile(path, dtype="<u4", count=nbytes // 4, offset=offset)
   if v.nbytes != nbytes:
     raise ValueError(f"short read of {what} {str(path)!r} at byte {offset}")
   return v.astype(np.uint32, copy=False)
 
 
-def _parse_hbm_line(toks: list[str], config: Config, resultfile) -> tuple[str, int, np.ndarray]:
+def _parse_hbm_line(toks: list[str], config: Config, resultfile, mapped: bool) -> tuple[str, int, np.ndarray]:
   if len(toks) < 2:
     raise ValueError("`hbm` needs an address, a tile count and the values")
   addr, count = parse_int(toks[0]), parse_int(toks[1])
@@ -288,7 +298,7 @@ def _parse_hbm_line(toks: list[str], config: Config, resultfile) -> tuple[str, i
     if off < 0 or off % 4:
       raise ValueError(f"hbm offset {off} must be a non-negative multiple of 4")
     try:
-      lanes = read_side(resultfile, off, count * L * 4, "result file")
+      lanes = read_side(resultfile, off, count * L * 4, "result file", mapped)
     except ValueError as e:
       raise ValueError(f"hbm {addr} {count}: {e}") from None
   else:
@@ -298,9 +308,10 @@ def _parse_hbm_line(toks: list[str], config: Config, resultfile) -> tuple[str, i
   return ("hbm", addr, lanes.reshape(count, config.N, config.N))
 
 
-def parse_result(text: str, config: Config, resultfile: str | os.PathLike | None = None) -> Result:
+def parse_result(text: str, config: Config, resultfile: str | os.PathLike | None = None, mapped: bool = False) -> Result:
   """Read what format_result() writes (from any runner); `resultfile` is the bundle's (v2) result
-  file holding the lanes of `hbm <addr> <count> @<offset>` lines. Raises BundleError("error line L: why")."""
+  file holding the lanes of `hbm <addr> <count> @<offset>` lines (`mapped`: mapped copy-on-write,
+  not copied, see read_side). Raises BundleError("error line L: why")."""
   dumps: list[tuple[str, int, np.ndarray]] = []
   cycles = perf = status = None
   trap = pc = None
@@ -318,7 +329,7 @@ def parse_result(text: str, config: Config, resultfile: str | os.PathLike | None
           raise ValueError(f"`{rec}` needs an address")
         dumps.append((rec, parse_int(toks[0]), check_tile(config, rec, parse_int(toks[0]), [parse_int(t) for t in toks[1:]])))
       elif rec == "hbm":
-        dumps.append(_parse_hbm_line(toks, config, resultfile))
+        dumps.append(_parse_hbm_line(toks, config, resultfile, mapped))
       elif rec == "sreg":
         if len(toks) != 16:
           raise ValueError(f"sreg: expected 16 values, got {len(toks)}")
