@@ -475,6 +475,7 @@ def test_cosim_runs_hbm_bundles_like_golden(binary, sim):
 
 
 def test_cosim_16mb_transfer(sim):
-  m = transport.measure_transfer(16)
-  print(f"\n16 MB transfer: {m}")
-  assert m["ok"] and m["cosim_ok"], m
+  m = transport.measure_transfer(16, runs=1)
+  print(f"\n16 MB transfer: {m}")  # the time is the bench's (make bench); a test asserts correctness
+  assert m["ok"] and m["cosim_ok"] and "cosim_error" not in m, m
+  assert {"write_ms", "parse_ms", "result_read_ms", "python_ms", "cosim_in_first_ms", "cosim_in_ms", "cosim_roundtrip_ms"} <= set(m)
