@@ -7,7 +7,7 @@ changed (content hash in a stamp file), behind a file lock so parallel pytest wo
   Server(config): one process running bundle after bundle (`%end`-separated on its stdin);
     Server.run(text), Server.run_bundle(Bundle)
   A Bundle object travels as bundle v2 with binary side files when its HBM payloads are large
-  (tinytpu/transport.py); a v2 text names its result file, read back here
+  (bundle.Transfer); a v2 text names its result file, read back here
   server(config): the process's shared Server of `config` (the backend and the random programs use
     this one pool), started on first use and restarted if it died; drop_server(), close_servers()
 """
@@ -22,7 +22,7 @@ import re
 import subprocess
 import time
 
-from tinytpu import bundle, isa, tools, transport
+from tinytpu import bundle, isa, tools
 from tinytpu.config import DEFAULT, Config
 
 SIM = tools.RTL / "sim"
@@ -115,14 +115,14 @@ def run_bundle(text: str | bundle.Bundle, config: Config | None = None, trace: s
   waveform there, `events` the per-cycle event table of the profiler (tinytpu.profile,
   doc/profiler.md: a runtime flag of the same binary)."""
   if isinstance(text, bundle.Bundle):
-    with transport.Transfer(text) as t:
+    with bundle.Transfer(text) as t:
       return run_bundle(t.text, config or text.config, trace, events)
   config = config or DEFAULT
   text = _prepare(text, config)
   exe = build(config, trace=trace is not None)
   args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + (["--events", str(events)] if events is not None else []) + ["-"]
   r = subprocess.run(args, input=text, capture_output=True, text=True)
-  return _answer(r.stdout, r.stderr, r.returncode, config, transport.resultfile_of(text))
+  return _answer(r.stdout, r.stderr, r.returncode, config, bundle.resultfile_of(text))
 
 
 def run_raw(text: str, config: Config = DEFAULT) -> tuple[int, str, str]:
@@ -158,19 +158,19 @@ class Server:
       self.proc.kill()
       self.proc.wait()
       raise
-    return _answer("".join(out), "", rc, self.config, transport.resultfile_of(text))
+    return _answer("".join(out), "", rc, self.config, bundle.resultfile_of(text))
 
   def run_bundle(self, b: bundle.Bundle) -> bundle.Result:
-    """Run a Bundle object: v2 with side files when its HBM payloads are large (tinytpu.transport;
+    """Run a Bundle object: v2 with side files when its HBM payloads are large (bundle.Transfer;
     the server reuses one input side file, removed by close())."""
     if getattr(self, "_binfile", None) is None:
-      self._binfile = transport.side_file("in")
-    with transport.Transfer(b, binfile=self._binfile) as t:
+      self._binfile = bundle.side_file("in")
+    with bundle.Transfer(b, binfile=self._binfile) as t:
       return self.run(t.text)
 
   def close(self) -> None:
     if getattr(self, "_binfile", None) is not None:
-      transport.remove(self._binfile)
+      bundle.remove_side_file(self._binfile)
       self._binfile = None
     if self.proc.poll() is None:
       self.proc.stdin.close()

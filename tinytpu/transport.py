@@ -11,120 +11,20 @@ directory, and are removed when the Transfer closes (and at exit, for any left o
     out = <run t.text>            # the runner's result text
     res = t.result(out)           # bundle.Result, hbm dumps read from the result file
 
-tinytpu.cosim.run_bundle(b) and Server.run_bundle(b) use it; measure_transfer() times a 16 MB
-host-to-sim transfer for the bench.
+The machinery lives in tinytpu/bundle.py (the layer the co-simulation may import) and is
+re-exported here; tinytpu.cosim.run_bundle(b) and Server.run_bundle(b) use it. measure_transfer()
+times a 16 MB host-to-sim transfer for the bench.
 """
 from __future__ import annotations
 
-import atexit
-import dataclasses
-import os
-import pathlib
-import re
-import tempfile
 import time
 
 import numpy as np
 
 from tinytpu import bundle
+from tinytpu.bundle import BINARY_MIN_LANES, Transfer, hbm_lanes, remove_side_file, resultfile_of, side_dir, side_file  # noqa: F401
 from tinytpu.config import DEFAULT, Config
 from tinytpu.records import Bundle, Result
-
-BINARY_MIN_LANES = 4096  # HBM lanes (preloaded plus dumped) from which a bundle travels as v2
-_LIVE: set[str] = set()  # side files not yet removed
-
-
-def side_dir() -> str:
-  """/dev/shm when it is a writable directory, else the temporary directory."""
-  shm = pathlib.Path("/dev/shm")
-  return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else tempfile.gettempdir()
-
-
-def hbm_lanes(b: Bundle) -> int:
-  """Lanes of HBM payload a run of `b` moves: its preloads and its hbm dumps."""
-  return sum(t.size for _, t in b.hbm) + sum(c for k, _, c in b.dumps if k == "hbm") * b.config.lanes
-
-
-def side_file(kind: str, where: str | None = None) -> str:
-  """A new empty side file (removed at exit unless remove()d before)."""
-  return _side_file(kind, where)
-
-
-def remove(path: str) -> None:
-  """Remove a side file (no error if it is gone)."""
-  _remove(path)
-
-
-def _side_file(kind: str, where: str | None) -> str:
-  fd, path = tempfile.mkstemp(prefix=f"tinytpu-{os.getpid()}-", suffix=f".{kind}.bin", dir=where or side_dir())
-  os.close(fd)
-  _LIVE.add(path)
-  return path
-
-
-def _remove(path: str) -> None:
-  try:
-    os.unlink(path)
-  except FileNotFoundError:
-    pass
-  _LIVE.discard(path)
-
-
-@atexit.register
-def _remove_all() -> None:
-  for p in list(_LIVE):
-    _remove(p)
-
-
-class Transfer:
-  """One bundle on its way to a runner: `text` (v1, or v2 with side files when `binary`, which
-  defaults to hbm_lanes(b) >= BINARY_MIN_LANES), `resultfile` (None unless v2 with hbm dumps), and
-  result(out) to read the runner's answer. A context manager: closing removes the side files.
-  `binfile`: a side file to overwrite instead of a new one (a Server reuses its own: rewriting pages
-  costs less than allocating them); it stays when the Transfer closes. The result file is new every
-  time (the Result maps it)."""
-
-  def __init__(self, b: Bundle, binary: bool | None = None, where: str | None = None, binfile: str | None = None):
-    self.config = b.config
-    self.binfile = self.resultfile = None
-    self._own_binfile = binfile is None
-    self.version = 2 if (hbm_lanes(b) >= BINARY_MIN_LANES if binary is None else binary) else 1
-    b = dataclasses.replace(b, resultfile=None)  # the bundle's own transport is not this one's
-    try:
-      if self.version == 2:
-        self.binfile = (_side_file("in", where) if binfile is None else binfile) if b.hbm else None
-        self.resultfile = _side_file("out", where) if any(k == "hbm" for k, _, _ in b.dumps) else None
-      self.text = bundle.write(b, version=self.version, binfile=self.binfile, resultfile=self.resultfile)
-    except BaseException:
-      self.close()
-      raise
-
-  def result(self, out: str) -> Result:
-    """The runner's result text (and the result file, mapped: the file is this Transfer's own) as a
-    Result; raises BundleError on bad output."""
-    return bundle.parse_result(out, self.config, self.resultfile, mapped=True)
-
-  def close(self) -> None:
-    for p in (self.binfile if self._own_binfile else None, self.resultfile):
-      if p is not None:
-        _remove(p)
-
-  def __enter__(self) -> Transfer:
-    return self
-
-  def __exit__(self, *exc) -> None:
-    self.close()
-
-
-_RESULTFILE = re.compile(r"^[ \t]*resultfile[ \t]+([^\s#;]+)", re.M)
-
-
-def resultfile_of(text: str) -> str | None:
-  """The `resultfile` a v2 bundle text names (the runner writes its hbm dumps there), or None."""
-  if "resultfile" not in text:
-    return None
-  m = _RESULTFILE.search(text)
-  return m[1] if m else None
 
 
 # ---------------------------------------------------------------------------------------------
