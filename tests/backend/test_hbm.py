@@ -27,6 +27,8 @@ def vmem_1024(monkeypatch):
   from tinygrad import Device
   monkeypatch.setenv("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=1024 PSUM_TILES=256")
   monkeypatch.setattr(Device["TINYTPU"].renderer, "cfg", device.backend_config())
+  from tinygrad.engine import realize  # programs rendered for the default core are not reused here (nor these there)
+  monkeypatch.setattr(realize, "to_program_cache", {})
 
 
 def _chunked(src: str) -> bool:

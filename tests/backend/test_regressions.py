@@ -137,13 +137,17 @@ def test_compile_errors_are_picklable():
 
 
 def test_too_big_kernel_fails_through_the_compile_pool():
-  # the kernel's VMEM need is refused at compile time, in a pool worker; the error reaches the user
+  # a kernel that cannot stream through VMEM is refused at compile time, in a pool worker (two
+  # kernels in one schedule); the error reaches the user (rows of 5000 elements are not tile
+  # aligned: neither lane chunks nor reduce blocks fit 1024 tiles, backend/stream.py)
   import subprocess
   import sys
-  prog = "from tinygrad import Tensor\nprint(Tensor.ones(2**20, device='TINYTPU').bool().all().numpy())"
+  prog = ("import numpy as np\nfrom tinygrad import Tensor\nx = Tensor(np.ones((37, 5000), np.int32), device='TINYTPU')\n"
+          "Tensor.realize(x.sum(1), x.max(1))")
   r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
-                     env={**__import__("os").environ, "PARALLEL": "2", "TINYTPU_SIM": "golden"})
-  assert r.returncode != 0 and "VMEM tiles, the core has" in r.stderr, r.stderr[-2000:]
+                     env={**__import__("os").environ, "PARALLEL": "2", "TINYTPU_SIM": "golden",
+                          "TINYTPU_BACKEND_CONFIG": "VMEM_TILES=1024 PSUM_TILES=256"})
+  assert r.returncode != 0 and "VMEM has 1024; missing: chunking the kernel's reduce loops" in r.stderr, r.stderr[-2000:]
 
 
 def test_opt_policy_holds_in_the_compile_pool():
