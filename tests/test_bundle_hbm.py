@@ -479,3 +479,16 @@ def test_cosim_16mb_transfer(sim):
   print(f"\n16 MB transfer: {m}")  # the time is the bench's (make bench); a test asserts correctness
   assert m["ok"] and m["cosim_ok"] and "cosim_error" not in m, m
   assert {"write_ms", "parse_ms", "result_read_ms", "python_ms", "cosim_in_first_ms", "cosim_in_ms", "cosim_roundtrip_ms"} <= set(m)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_unreadable_binfile(tmp_path, reader):
+  p = tmp_path / "locked.bin"
+  p.write_bytes(b"\0" * 64)
+  p.chmod(0)
+  text = _b(f"binfile {p}", "hbmbin 0 1 0", "run 5", hdr=HDR2)
+  with pytest.raises(BundleError) as e:
+    parse(text, CFG)
+  assert str(e.value) == f"error line 3: hbmbin 0 1: binfile '{p}': Permission denied"
+  rc, out, err = cpp(reader, text)
+  assert (rc, out, err.strip()) == (2, "", str(e.value))

@@ -270,13 +270,16 @@ def read_side(path: str | os.PathLike, offset: int, nbytes: int, what: str, mapp
     raise ValueError(f"{what} {str(path)!r}: {os.strerror(e.errno)}") from None
   if offset + nbytes > size:
     raise ValueError(f"needs bytes {offset}..{offset + nbytes - 1} of {what} {str(path)!r}, which has {size} bytes (truncated side file?)")
-  if mapped and sys.byteorder == "little":
-    base = offset // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY
-    with open(path, "rb") as f:
-      m = mmap.mmap(f.fileno(), offset - base + nbytes, flags=mmap.MAP_PRIVATE,
-                    prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=base)
-    return np.frombuffer(m, dtype=np.uint32, count=nbytes // 4, offset=offset - base)
-  v = np.fromfile(path, dtype="<u4", count=nbytes // 4, offset=offset)
+  try:
+    if mapped and sys.byteorder == "little":
+      base = offset // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY
+      with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), offset - base + nbytes, flags=mmap.MAP_PRIVATE,
+                      prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=base)
+      return np.frombuffer(m, dtype=np.uint32, count=nbytes // 4, offset=offset - base)
+    v = np.fromfile(path, dtype="<u4", count=nbytes // 4, offset=offset)
+  except OSError as e:
+    raise ValueError(f"{what} {str(path)!r}: {os.strerror(e.errno) if e.errno else e}") from None
   if v.nbytes != nbytes:
     raise ValueError(f"short read of {what} {str(path)!r} at byte {offset}")
   return v.astype(np.uint32, copy=False)

@@ -240,7 +240,7 @@ void read_side(const std::string &path, long long offset, long long nbytes, cons
                ", which has " + std::to_string(size) + " bytes (truncated side file?)"};
   auto fail = [&] { return Fail{"short read of " + what + " " + repr(path) + " at byte " + std::to_string(offset)}; };
   int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw fail();
+  if (fd < 0) throw Fail{what + " " + repr(path) + ": " + errno_text(errno)};
   long long page = sysconf(_SC_PAGESIZE), base = offset / page * page;
   size_t len = (size_t)(offset - base + nbytes);
   void *m = mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, (off_t)base);
