@@ -256,13 +256,15 @@ class Stream:
       v = self.sreg("VMEM address")
       self.ins("SADDI", SR(v), SR(vreg), voff)
       voff = 0
-    done = 0
+    done, shaped = 0, False  # every DMA emitter leaves the shape at one row (DMA.CFG's reset state)
     while done < tiles:
       T = min(DMA_T, tiles - done)
       rows = min((tiles - done) // T, 65535)
-      st = self.sreg("DMA stride")
-      self.ins("LI", SR(st), T)
-      self.ins("DMA.CFG", SR(st), rows, T)
+      if rows > 1 or shaped:
+        st = self.sreg("DMA stride")
+        self.ins("LI", SR(st), T)
+        self.ins("DMA.CFG", SR(st), rows, T)
+        shaped = True
       a, b = (Mem(v, voff), Mem(h, 0)) if mn == "DMA.IN" else (Mem(h, 0), Mem(v, voff))
       self.ins(mn, a, b, T)
       done += rows * T
@@ -275,7 +277,8 @@ class Stream:
           self.ins("SADDI", SR(v), SR(v), rows * T)
         else:
           voff += rows * T
-    self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
+    if shaped:
+      self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
     self.free_temps()
 
   def free_temps(self):
