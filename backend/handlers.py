@@ -14,6 +14,9 @@ from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_D
 from tinytpu.backend.records import Addr, Buf, Const, OpenLoop, SReg
 
 
+_ORDERED = {Ops.MAX, Ops.CMPLT, Ops.CDIV, Ops.CMOD, Ops.SHR}  # ops whose result depends on more than the low 32 bits
+
+
 class Handlers:
   def lower_uop(self, u: UOp):
     """Lower one UOp through its handler (HANDLERS, or the ALU table)."""
@@ -195,6 +198,14 @@ class Handlers:
     src_dt = u.src[0].dtype
     if dt not in SUPPORTED_DTYPES or src_dt not in SUPPORTED_DTYPES:
       raise unsupported(u, f"dtype {dt if dt not in SUPPORTED_DTYPES else src_dt} has no 32-bit lane form")
+    if u.op in _ORDERED and src_dt == dtypes.int32:
+      for x in u.src:
+        if x.op is Ops.CAST and x.src[0].dtype == dtypes.uint32 and isinstance(vmax := x.src[0].vmax, int) and vmax > (1 << 31) - 1:
+          # tinygrad emulates int64 as int32 on this device: its max/compare of an int64 value made
+          # from a uint32 (up to 2^32 - 1) becomes a signed int32 op on the wrapped value (the fuzzer,
+          # seed 20261204 index 142: cummin of a uint32 tensor)
+          raise unsupported(u, f"{u.op.name} of a uint32 value (up to {vmax}) cast to int32: tinygrad's int64 emulated in 32 bits "
+                               "(the wrapped value would order wrongly)")
     if all(isinstance(s, Const) for s in srcs):
       return Const(_fold(u.op, dt, [s.val for s in srcs]), dt)
     if u.op in _SALU and dtypes.is_int(dt) and dt.itemsize == 4 and all(isinstance(s, (Const, SReg)) for s in srcs):

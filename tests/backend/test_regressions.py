@@ -168,3 +168,11 @@ def test_opt_policy_holds_in_the_compile_pool():
   assert r.returncode == 0, out[-2000:]
   names = set(re.findall(r"\*\*\* TINYTPU +\d+ +(r_[0-9_]+)", out))
   assert names == {"r_16_128_784", "r_16_10_128"}, names
+
+
+def test_uint32_cummin_through_emulated_int64_is_refused():
+  """The fuzzer, seed 20261204 index 142: tinygrad computes cummin of a uint32 tensor as an int64 max,
+  which it emulates in int32 on this device (a signed max of the wrapped value): refused, not wrong."""
+  a0 = Tensor(np.full((2, 2, 1, 1), 0, np.uint16), device="TINYTPU")
+  with pytest.raises(NotImplementedError, match=r"MAX of a uint32 value \(up to 4294967295\) cast to int32: tinygrad's int64 emulated"):
+    (a0 < 0).cast(dtypes.uint32).cummin(0)[0].numpy()
