@@ -19,9 +19,11 @@
 //   they cannot deadlock.
 // - idle_o: no command queued or walking, nothing buffered, no request in flight (every write
 //   acknowledged). tile_o: an HBM request was accepted this cycle (the dma_tiles counter).
+//   done_o: the oldest command completed this cycle (its last tile written to VMEM, or its last
+//   HBM write acknowledged); commands complete in command order (the SXU releases its tiles).
 //
 // Latency (an idle engine, the HBM bucket full; formulas of rtl/hbm.sv, with
-// B(k) = ceil(k * BW_DEN / BW_NUM)): a command accepted in cycle s reaches the walker at s + 1;
+// B(k) = floor(k * BW_DEN / BW_NUM)): a command accepted in cycle s reaches the walker at s + 1;
 // - DMA.IN of n tiles: the k-th HBM read is accepted at s + 2 + B(k), its tile is written to VMEM
 //   at s + 2 + B(k) + LATENCY; the engine is idle from s + 3 + LATENCY + B(n-1).
 // - DMA.OUT of n tiles: VMEM read k at s + 2 + k (at most two tiles ahead of the HBM), the k-th
@@ -54,6 +56,7 @@ module dma #(
   input  logic [15:0]           cmd_vstride_i,
   output logic                  idle_o,
   output logic                  tile_o,
+  output logic                  done_o,         // the oldest command completed (its last response)
   // VMEM DMA port
   output logic                  vm_req_o,
   output logic                  vm_we_o,
@@ -84,11 +87,13 @@ module dma #(
   } cmd_t;
 
   typedef struct packed {
+    logic        last;   // the command's last tile
     logic        we;     // the acknowledge of a write (DMA.OUT)
     logic [31:0] vaddr;  // a read's VMEM destination
   } tag_t;
 
   typedef struct packed {
+    logic               last;   // the command's last tile
     logic [31:0]        haddr;
     logic [L-1:0][31:0] data;
   } wbuf_t;
@@ -162,6 +167,7 @@ module dma #(
   logic        wb_rd_q, wb_wr_q;     // buffer pointers (one bit: two entries)
   logic [1:0]  wb_cnt_q, wb_cnt_d;
   logic        pend_q;               // a VMEM read whose data arrives this cycle
+  logic        pend_last_q;          // ... of the command's last tile
   logic [31:0] pend_h_q;
   logic        rsp_rd, out_step, wb_pop;
   assign rsp_rd   = hbm_rsp_valid_i && !hbm_rsp_we_i;  // a returning read owns the VMEM port
@@ -169,7 +175,7 @@ module dma #(
                     (32'(wb_cnt_q) + 32'(pend_q) - 32'(wb_pop)) < 32'd2;
 
   always_ff @(posedge clk_i) begin
-    if (pend_q) wb_q[wb_wr_q] <= '{haddr: pend_h_q, data: vm_rdata_i};
+    if (pend_q) wb_q[wb_wr_q] <= '{last: pend_last_q, haddr: pend_h_q, data: vm_rdata_i};
   end
   assign wb_cnt_d = wb_cnt_q + 2'(pend_q) - 2'(wb_pop);
 
@@ -204,13 +210,14 @@ module dma #(
   assign tile_o = accept;
 
   always_ff @(posedge clk_i) begin
-    if (accept) tag_q[twr_q[OW-1:0]] <= '{we: hbm_req_we_o, vaddr: step_v};
+    if (accept) tag_q[twr_q[OW-1:0]] <= '{last: hbm_req_we_o ? wb_q[wb_rd_q].last : last_step, we: hbm_req_we_o, vaddr: step_v};
   end
 
   // ---------------------------------------------------------------------------------------------
   // responses: a read's tile goes to its VMEM tile now; an acknowledge only frees its tag
   tag_t rsp_tag;
   assign rsp_tag = tag_q[trd_q[OW-1:0]];
+  assign done_o  = hbm_rsp_valid_i && rsp_tag.last;
 
   always_comb begin
     vm_req_o   = 1'b0;
@@ -256,6 +263,7 @@ module dma #(
       wb_cnt_q    <= '0;
       pend_q      <= 1'b0;
       pend_h_q    <= '0;
+      pend_last_q <= 1'b0;
       twr_q       <= '0;
       trd_q       <= '0;
     end else begin
@@ -272,6 +280,7 @@ module dma #(
       wb_cnt_q    <= wb_cnt_d;
       pend_q      <= out_step;
       pend_h_q    <= step_h;
+      pend_last_q <= out_step && last_step;
       twr_q       <= twr_q + (OW+1)'(accept);
       trd_q       <= trd_q + (OW+1)'(hbm_rsp_valid_i);
     end

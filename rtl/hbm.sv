@@ -18,13 +18,13 @@
 //
 // Latency and bandwidth
 // - A request accepted in cycle t responds in cycle t + LATENCY.
-// - Bandwidth BW_NUM / BW_DEN tiles a cycle (<= 1) by a token bucket: it holds BW_DEN tokens after
-//   reset, gains BW_NUM a cycle up to BW_DEN + BW_NUM - 1, and a request costs BW_DEN; ready while
-//   it holds at least BW_DEN. A requester that always has a request accepted from cycle 0 after
-//   reset (or after BW_DEN / BW_NUM idle cycles) has its k-th request (from 0) accepted at cycle
-//   ceil(k * BW_DEN / BW_NUM): one a cycle at 1/1, one every BW_DEN cycles at 1/BW_DEN, never
-//   more than the bandwidth over any long window.
-// - So T reads accepted that way respond at cycles LATENCY + ceil(k * BW_DEN / BW_NUM), k < T.
+// - Bandwidth BW_NUM / BW_DEN tiles a cycle (<= 1) by a token bucket: it is full after reset
+//   (CAP = BW_DEN + BW_NUM - 1 tokens), gains BW_NUM a cycle up to CAP, and a request costs
+//   BW_DEN; ready while it holds at least BW_DEN. A requester that always has a request, starting
+//   on a full bucket (after reset, or after ceil(BW_DEN / BW_NUM) idle cycles), has its k-th
+//   request (from 0) accepted B(k) = floor(k * BW_DEN / BW_NUM) cycles after the first: one a
+//   cycle at 1/1, one every BW_DEN cycles at 1/BW_DEN, never more than the bandwidth over a window.
+// - So T reads accepted that way respond at LATENCY + B(k) cycles after the first's acceptance.
 //
 // Structure: the bandwidth bucket; the acceptance stage (DPI-C read or write); the latency FIFO
 // (DEPTH >= LATENCY entries of {due cycle, we, data}: at most LATENCY requests are in flight, one
@@ -121,7 +121,7 @@ module hbm #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tok_q <= BW'(BW_DEN);
+      tok_q <= BW'(BW_DEN + BW_NUM - 1);
       now_q <= '0;
       wr_q  <= '0;
       rd_q  <= '0;

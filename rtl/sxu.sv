@@ -108,7 +108,8 @@ module sxu
   input  logic                      mxu_busy_i,    // the MXU streams an activation row
   input  logic                      dma_ready_i,   // the DMA queue accepts a command now
   input  logic                      dma_idle_i,    // no DMA command queued, walking or in flight
-  input  logic                      dma_tile_i     // the DMA moved a tile (an HBM request accepted)
+  input  logic                      dma_tile_i,    // the DMA moved a tile (an HBM request accepted)
+  input  logic                      dma_done_i     // the oldest DMA command completed
 );
 
   // issue-to-write-back latencies come from the decode (the ISA table); VLD's, which sizes the load
@@ -174,11 +175,18 @@ module sxu
   logic [31:0]               dcfg_hs_q;
   logic [15:0]               dcfg_vs_q;
   logic signed [51:0]        dcfg_hspan_q, dcfg_vspan_q;
-  // tiles owned by in-flight DMA commands (bounding ranges, inclusive, until the engine is idle):
-  // VMEM tiles DMA.IN writes (dw) and DMA.OUT reads (dr), HBM tiles DMA.OUT writes (hw) and
-  // DMA.IN reads (hr)
-  logic                      dw_q, dr_q, hw_q, hr_q;
-  logic signed [51:0]        dw_lo_q, dw_hi_q, dr_lo_q, dr_hi_q, hw_lo_q, hw_hi_q, hr_lo_q, hr_hi_q;
+  // tiles owned by in-flight DMA commands: one entry per command (in command order, released
+  // when the engine reports the command done), its direction and its VMEM and HBM bounding boxes
+  // (inclusive). DMA.IN writes its VMEM box and reads its HBM box, DMA.OUT the other way round.
+  localparam int unsigned DT = 8;  // commands in flight at most; a DMA waits for a free entry
+  localparam int unsigned DTW = $clog2(DT);
+  logic [DT-1:0]             de_valid_q;
+  logic [DT-1:0]             de_out_q;
+  logic signed [51:0]        de_vlo_q [DT];
+  logic signed [51:0]        de_vhi_q [DT];
+  logic signed [51:0]        de_hlo_q [DT];
+  logic signed [51:0]        de_hhi_q [DT];
+  logic [DTW:0]              de_wr_q, de_rd_q;
 
   // ---------------------------------------------------------------------------------------------
   // decode: both slots through tinytpu_pkg::decode, generated from the ISA table (fields, legality
@@ -440,43 +448,57 @@ module sxu
     end
   end
 
-  // DMA interlocks: an access to tiles in flight in a DMA (an inclusive range [lo, hi] against a
-  // bounding range); a scatter's or gather's active lanes by their tiles
-  function automatic logic hits(input logic own, input logic signed [51:0] own_lo, input logic signed [51:0] own_hi,
-                                input logic signed [51:0] lo, input logic signed [51:0] hi);
-    return own && lo <= own_hi && own_lo <= hi;
+  // DMA interlocks: an access against the tiles of the commands in flight (an inclusive range
+  // [lo, hi] against each entry's box): VMEM written (DMA.IN entries: vw) or read (DMA.OUT: vr),
+  // HBM written (DMA.OUT: hw) or read (DMA.IN: hr); a scatter's or gather's active lanes by their tiles
+  function automatic logic overlap(input logic signed [51:0] a_lo, input logic signed [51:0] a_hi,
+                                   input logic signed [51:0] lo, input logic signed [51:0] hi);
+    return lo <= a_hi && a_lo <= hi;
   endfunction
-  logic signed [51:0] a52, m_lo, m_hi;
-  logic               e_dw, e_dr, stall_dmar;
-  assign a52  = 52'(addr);
-  assign m_lo = 52'(maddr_a);
-  assign m_hi = 52'(maddr_a) + 52'(t_cnt) - 52'sd1;
+  logic signed [51:0] a52, a152, m_lo, m_hi;
+  logic               a_vw, a_vr, a1_vw, a1_vr, m_vw, dv_vw, dv_vr, dh_hw, dh_hr, e_dw, e_dr, stall_dmar;
+  logic               de_full;
+  assign a52     = 52'(addr);
+  assign a152    = 52'(addr1);
+  assign m_lo    = 52'(maddr_a);
+  assign m_hi    = 52'(maddr_a) + 52'(t_cnt) - 52'sd1;
+  assign de_full = de_wr_q - de_rd_q == (DTW+1)'(DT);
   always_comb begin
-    e_dw = 1'b0;
-    e_dr = 1'b0;
-    if (is_elem && (dw_q || dr_q)) begin
-      for (int l = 0; l < N*N; l++) begin
-        if (eact[l] && hits(dw_q, dw_lo_q, dw_hi_q, 52'($signed(eaddr[l]) >>> LANE_W), 52'($signed(eaddr[l]) >>> LANE_W))) e_dw = 1'b1;
-        if (eact[l] && hits(dr_q, dr_lo_q, dr_hi_q, 52'($signed(eaddr[l]) >>> LANE_W), 52'($signed(eaddr[l]) >>> LANE_W))) e_dr = 1'b1;
+    a_vw = 1'b0; a_vr = 1'b0; a1_vw = 1'b0; a1_vr = 1'b0; m_vw = 1'b0;
+    dv_vw = 1'b0; dv_vr = 1'b0; dh_hw = 1'b0; dh_hr = 1'b0; e_dw = 1'b0; e_dr = 1'b0;
+    for (int e = 0; e < int'(DT); e++) begin
+      if (de_valid_q[e]) begin
+        if (overlap(de_vlo_q[e], de_vhi_q[e], a52, a52))   begin a_vw  |= !de_out_q[e]; a_vr  |= de_out_q[e]; end
+        if (overlap(de_vlo_q[e], de_vhi_q[e], a152, a152)) begin a1_vw |= !de_out_q[e]; a1_vr |= de_out_q[e]; end
+        if (overlap(de_vlo_q[e], de_vhi_q[e], dv_lo, dv_hi)) begin dv_vw |= !de_out_q[e]; dv_vr |= de_out_q[e]; end
+        if (overlap(de_hlo_q[e], de_hhi_q[e], dh_lo, dh_hi)) begin dh_hw |= de_out_q[e]; dh_hr |= !de_out_q[e]; end
+        if (!de_out_q[e] && overlap(de_vlo_q[e], de_vhi_q[e], m_lo, m_hi)) m_vw = 1'b1;
+        // only for a gather/scatter (the co-simulation evaluates the lanes only then)
+        if (is_elem) begin
+          for (int l = 0; l < N*N; l++) begin
+            if (eact[l] && overlap(de_vlo_q[e], de_vhi_q[e], 52'($signed(eaddr[l]) >>> LANE_W), 52'($signed(eaddr[l]) >>> LANE_W))) begin
+              e_dw |= !de_out_q[e];
+              e_dr |= de_out_q[e];
+            end
+          end
+        end
       end
     end
   end
   always_comb begin
     stall_dmar = 1'b0;
     // reads of tiles a DMA.IN still writes
-    if (d0.vt_rd && hits(dw_q, dw_lo_q, dw_hi_q, a52, a52)) stall_dmar = 1'b1;
+    if (d0.vt_rd && a_vw) stall_dmar = 1'b1;
     if (d0.ve_rd && e_dw) stall_dmar = 1'b1;
-    if (is_mxu && is_span && hits(dw_q, dw_lo_q, dw_hi_q, m_lo, m_hi)) stall_dmar = 1'b1;
+    if (is_mxu && is_span && m_vw) stall_dmar = 1'b1;
     // writes of tiles any DMA still reads or writes
-    if (d0.vt_wr && (hits(dw_q, dw_lo_q, dw_hi_q, a52, a52) || hits(dr_q, dr_lo_q, dr_hi_q, a52, a52))) stall_dmar = 1'b1;
+    if (d0.vt_wr && (a_vw || a_vr)) stall_dmar = 1'b1;
     if (d0.ve_wr && (e_dw || e_dr)) stall_dmar = 1'b1;
     // a DMA against in-flight DMAs (VMEM: DMA.IN written tiles; HBM: the opposite direction) and,
     // for a DMA.IN, the VMEM tiles the MXU still reads
-    if (is_dma && dma_out && (hits(dw_q, dw_lo_q, dw_hi_q, dv_lo, dv_hi) || hits(hr_q, hr_lo_q, hr_hi_q, dh_lo, dh_hi)))
-      stall_dmar = 1'b1;
-    if (is_dma && !dma_out && (hits(dw_q, dw_lo_q, dw_hi_q, dv_lo, dv_hi) || hits(dr_q, dr_lo_q, dr_hi_q, dv_lo, dv_hi) ||
-                               hits(own_v_q, 52'(own_v_lo_q), 52'(own_v_hi_q), dv_lo, dv_hi) ||
-                               hits(hw_q, hw_lo_q, hw_hi_q, dh_lo, dh_hi)))
+    if (is_dma && dma_out && (dv_vw || dh_hr)) stall_dmar = 1'b1;
+    if (is_dma && !dma_out && (dv_vw || dv_vr || dh_hw ||
+                               (own_v_q && overlap(52'(own_v_lo_q), 52'(own_v_hi_q), dv_lo, dv_hi))))
       stall_dmar = 1'b1;
     // DMA.WAIT: until the engine is idle
     if (op == OP_DMAWAIT && !dma_idle_i) stall_dmar = 1'b1;
@@ -491,7 +513,7 @@ module sxu
     stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
                   (is_mxu && !mxu_ready_i) ||
-                  (is_dma && !dma_ready_i);
+                  (is_dma && (!dma_ready_i || de_full));
     stall_dma   = stall_dmar;
     stall_fence = op == OP_FENCE && !bg_idle;
     stall       = stall_raw || stall_waw || stall_unit || stall_dma || stall_fence;
@@ -525,8 +547,8 @@ module sxu
   // traps, trap pcs and the order of effects are those of single issue.
   logic in_v1, in_dw1, in_dr1, dep1, stall1, pair_ok, pair;
   assign in_v1  = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
-  assign in_dw1 = hits(dw_q, dw_lo_q, dw_hi_q, 52'(addr1), 52'(addr1));
-  assign in_dr1 = hits(dr_q, dr_lo_q, dr_hi_q, 52'(addr1), 52'(addr1));
+  assign in_dw1 = a1_vw;
+  assign in_dr1 = a1_vr;
   // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two), or loads
   // the tile slot 0 stores (VMEM's read port returns the old data in the cycle of the write)
   assign dep1  = (wr_vd && ((rd_va1 && ra1 == rd) || (rd_vb1 && rb1 == rd) ||
@@ -720,37 +742,43 @@ module sxu
     end
   end
 
-  // DMA ownership ranges: reset when the engine is idle, grown by every accepted DMA (the command
-  // is in the queue from the next cycle, so the engine is not idle then)
+  // DMA ownership: an entry per command, pushed when the SXU issues it, popped when the engine
+  // reports the oldest command done (commands complete in order)
   logic dma_fire;
   assign dma_fire = fire && is_dma;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      dw_q <= 1'b0; dr_q <= 1'b0; hw_q <= 1'b0; hr_q <= 1'b0;
-      dw_lo_q <= '0; dw_hi_q <= '0; dr_lo_q <= '0; dr_hi_q <= '0;
-      hw_lo_q <= '0; hw_hi_q <= '0; hr_lo_q <= '0; hr_hi_q <= '0;
+      de_valid_q <= '0;
+      de_out_q   <= '0;
+      de_wr_q    <= '0;
+      de_rd_q    <= '0;
+      for (int e = 0; e < int'(DT); e++) begin
+        de_vlo_q[e] <= '0;
+        de_vhi_q[e] <= '0;
+        de_hlo_q[e] <= '0;
+        de_hhi_q[e] <= '0;
+      end
     end else begin
-      if (dma_idle_i) begin
-        dw_q <= 1'b0; dr_q <= 1'b0; hw_q <= 1'b0; hr_q <= 1'b0;
+      if (dma_done_i) begin
+        de_valid_q[de_rd_q[DTW-1:0]] <= 1'b0;
+        de_rd_q <= de_rd_q + 1'b1;
       end
-      if (dma_fire && !dma_out) begin
-        dw_q    <= 1'b1;
-        dw_lo_q <= (dw_q && !dma_idle_i && dw_lo_q < dv_lo) ? dw_lo_q : dv_lo;
-        dw_hi_q <= (dw_q && !dma_idle_i && dw_hi_q > dv_hi) ? dw_hi_q : dv_hi;
-        hr_q    <= 1'b1;
-        hr_lo_q <= (hr_q && !dma_idle_i && hr_lo_q < dh_lo) ? hr_lo_q : dh_lo;
-        hr_hi_q <= (hr_q && !dma_idle_i && hr_hi_q > dh_hi) ? hr_hi_q : dh_hi;
-      end
-      if (dma_fire && dma_out) begin
-        dr_q    <= 1'b1;
-        dr_lo_q <= (dr_q && !dma_idle_i && dr_lo_q < dv_lo) ? dr_lo_q : dv_lo;
-        dr_hi_q <= (dr_q && !dma_idle_i && dr_hi_q > dv_hi) ? dr_hi_q : dv_hi;
-        hw_q    <= 1'b1;
-        hw_lo_q <= (hw_q && !dma_idle_i && hw_lo_q < dh_lo) ? hw_lo_q : dh_lo;
-        hw_hi_q <= (hw_q && !dma_idle_i && hw_hi_q > dh_hi) ? hw_hi_q : dh_hi;
+      if (dma_fire) begin
+        de_valid_q[de_wr_q[DTW-1:0]] <= 1'b1;
+        de_out_q[de_wr_q[DTW-1:0]]   <= dma_out;
+        de_vlo_q[de_wr_q[DTW-1:0]]   <= dv_lo;
+        de_vhi_q[de_wr_q[DTW-1:0]]   <= dv_hi;
+        de_hlo_q[de_wr_q[DTW-1:0]]   <= dh_lo;
+        de_hhi_q[de_wr_q[DTW-1:0]]   <= dh_hi;
+        de_wr_q <= de_wr_q + 1'b1;
       end
     end
   end
+  `include "assert.svh"
+  // the engine completes only commands the SXU issued, and none is left once it is idle
+  `ASSERT(DmaDoneHasEntry, dma_done_i |-> de_valid_q[de_rd_q[DTW-1:0]])
+  `ASSERT(DmaIdleNoEntry, dma_idle_i |-> de_valid_q == '0)
+  `ASSERT(DmaTableNoOverflow, dma_fire |-> !de_full)
 
   // control: state, pc, loop stack, status, counters
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -90,7 +90,7 @@ module tensorcore
   logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
   logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
   logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
-  logic               dma_ready, dma_idle, dma_tile;
+  logic               dma_ready, dma_idle, dma_tile, dma_done;
   logic [15:0]        dma_rows, dma_vstride;
   logic [31:0]        dma_hstride;
 
@@ -148,7 +148,8 @@ module tensorcore
     .mxu_busy_i   (mxu_row),
     .dma_ready_i  (dma_ready),
     .dma_idle_i   (dma_idle),
-    .dma_tile_i   (dma_tile)
+    .dma_tile_i   (dma_tile),
+    .dma_done_i   (dma_done)
   );
 
   assign running_o = running;
@@ -438,6 +439,7 @@ module tensorcore
     .cmd_vstride_i   (dma_vstride),
     .idle_o          (dma_idle),
     .tile_o          (dma_tile),
+    .done_o          (dma_done),
     .vm_req_o        (dvm_req),
     .vm_we_o         (dvm_we),
     .vm_addr_o       (dvm_addr),

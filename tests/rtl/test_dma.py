@@ -5,10 +5,9 @@ oracle, HBM through `.hbm` preloads (straight into the co-sim's sparse store) an
 (read from it), and the cycle counts of long copies against the timing rule of doc/hbm.md ("RTL"
 section), never against the RTL itself.
 
-Timing rule (doc/hbm.md), HBM latency LAT, bandwidth NUM/DEN, B(k) = ceil(k * DEN / NUM): the
+Timing rule (doc/hbm.md), HBM latency LAT, bandwidth NUM/DEN, B(k) = floor(k * DEN / NUM): the
 program `LI; DMA.CFG; DMA.IN (n tiles); DMA.WAIT; HALT` runs 7 + LAT + B(n-1) cycles, the same with
 DMA.OUT 9 + LAT + B(n-1)."""
-import math
 from collections import Counter
 
 import numpy as np
@@ -214,7 +213,7 @@ def test_halt_and_trap_wait_for_the_engine():
 # ---------------------------------------------------------------------------------------------
 # timing: a 1000-tile copy against the rule of doc/hbm.md
 def expected_cycles(direction: str, n: int, cfg: Config) -> int:
-  b = math.ceil((n - 1) * cfg.HBM_BW_DEN / cfg.HBM_BW_NUM)
+  b = (n - 1) * cfg.HBM_BW_DEN // cfg.HBM_BW_NUM  # B(n-1): the bucket is full when the copy starts
   return (7 if direction == "in" else 9) + cfg.HBM_LATENCY + b
 
 
