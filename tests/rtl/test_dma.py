@@ -307,3 +307,23 @@ def test_random_programs(block):
     r = run(random_program(seed))
     stalls.update({k: r.perf[k] for k in ("stall_dma", "dma_tiles")})
   assert stalls["stall_dma"] > 0 and stalls["dma_tiles"] > 0
+
+
+def test_double_buffering_releases_per_command():
+  """Two DMA.INs back to back (buffers A and B): a VLD of A waits for A's last tile only, not for
+  B's (the SXU releases a command's tiles when the engine reports it done). By the rule of
+  doc/hbm.md at the defaults: A's k-th read is accepted at cycle 2 + k and written at 102 + k, so
+  A is done in cycle 117; the VLD issues in 118 and the RDCYCLE after it reads 119 (B is done only
+  in 133)."""
+  b = asm.assemble_bundle(f"""{hbm_init(1000, 16, 11)}
+  DMA.IN [s0 + 0], [s0 + 1000], 16
+  DMA.IN [s0 + 16], [s0 + 2000], 16
+  VLD v1, [s0 + 0]
+  RDCYCLE s1
+  HALT
+.dump sreg
+.run 20000""")
+  r = cosim.server(DEFAULT).run(bundle.write(b))
+  assert r.status == "ok"
+  sregs = next(v for k, _, v in r.dumps if k == "sreg")
+  assert int(sregs[1]) == 2 + 15 + DEFAULT.HBM_LATENCY + 2
