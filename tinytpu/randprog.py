@@ -30,7 +30,7 @@ from tinytpu.config import DEFAULT, Config
 # VPU functions the RTL does not implement yet (`python -m tinytpu.randprog --probe` finds them):
 # delete a name here once its RTL lands
 # whether programs copy through HBM (DMA.IN/DMA.OUT/DMA.CFG/DMA.WAIT, tinytpu/randdma.py) by default
-DMA = False  # until the RTL's DMA engine lands
+DMA = True
 # whether a share of the programs end in a trap or timeout on purpose (randreach.TRAP_PROGRAMS)
 TRAPS = True
 RTL_MISSING_VPU: tuple[str, ...] = ()  # VPU functions the RTL lacks (none since the transcendentals landed)
