@@ -26,6 +26,8 @@ STATUSES = ("covered", "partial", "gap")
 FIELDS = ("feature", "spec", "instructions", "traps", "tests", "coverpoints", "status", "note")
 REQUIRED = ("feature", "spec", "tests", "coverpoints", "status")
 GROUPS = tuple(dict.fromkeys(i.group for i in isa.INSTRS))
+# covergroups of a unit defined outside tb/<unit>/: the core's, filled from the RTL's retire trace
+EXTRA_COVER = {"core": ("tinytpu/corecov.py",)}
 # the modules of the random program generator whose Op(...) tags `randprog.tag:<tag>` may name
 GENERATOR = ("tinytpu/randprog.py", "tinytpu/randdma.py", "tinytpu/randreach.py")
 COVER_CALLS = ("bins", "cross", "pairs")   # tb/kit/coverage.py: the calls that create a covergroup
@@ -141,9 +143,10 @@ def _runs(base: pathlib.Path, module: str, name: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def covergroups(base: pathlib.Path, unit: str) -> frozenset[str]:
-  """The covergroup names created in tb/<unit>/: the first argument of every cov.bins/cross/pairs(...)."""
+  """The covergroup names created in tb/<unit>/ (and a unit's EXTRA_COVER modules): the first
+  argument of every cov.bins/cross/pairs(...)."""
   out = set()
-  for f in sorted((base / "tb" / unit).rglob("*.py")):
+  for f in sorted((base / "tb" / unit).rglob("*.py")) + [base / x for x in EXTRA_COVER.get(unit, ())]:
     tree = _tree(f)
     if tree is None: continue
     for c in ast.walk(tree):
