@@ -320,7 +320,7 @@ BAD = [
   "",
   "# nothing\n\n",
   "vmem 0 1\n",
-  "tinytpu-bundle 2 N=4 VMEM_TILES=1024 PSUM_TILES=64\nrun 1\n",
+  "tinytpu-bundle 3 N=4 VMEM_TILES=1024 PSUM_TILES=64\nrun 1\n",
   "tinytpu-bundle\nrun 1\n",
   "tinytpu-bundle 1 N=4 VMEM_TILES=1024 PSUM_TILES=64 FOO=1\nrun 1\n",
   "tinytpu-bundle 1 N=4 VMEM_TILES=1024 N=4 PSUM_TILES=64\nrun 1\n",

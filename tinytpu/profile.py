@@ -37,8 +37,8 @@ from tinytpu.config import Config
 
 COUNTERS = [name for name, _ in isa.PERF_COUNTERS]
 STALLS = [name for name in COUNTERS if name.startswith("stall_")]
-UNITS = ["SXU", "VPU", "XLU", "VMEM", "MXU"]                     # the ISA table's units, upper case
-TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "stall"]  # rows of the trace and the HTML view
+UNITS = sorted({i.unit.upper() for i in isa.INSTRS}, key=["SXU", "VPU", "XLU", "VMEM", "MXU", "DMA"].index)  # the ISA table's units
+TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "DMA", "stall"]  # rows of the trace and the HTML view
 DRAIN = "drain"  # a cycle that neither issued nor stalled: after HALT or a trap, waiting for background units
 WINDOW = 2000    # cycles the HTML view draws by default
 # which instructions the class counters count (the ISA table's Instr.perf, decoded the same way by rtl/sxu.sv)
@@ -137,9 +137,12 @@ class Profile:
   def busy(self) -> dict[str, int]:
     """Busy cycles per unit: SXU/VPU/XLU/VMEM = cycles in which an instruction of that unit issued
     (every unit accepts one instruction per cycle and the VPU is pipelined, so an op occupies its
-    unit one cycle however long its latency); MXU = cycles it streamed activation rows (mxu_busy)."""
+    unit one cycle however long its latency); MXU = cycles it streamed activation rows (mxu_busy);
+    DMA = cycles the DMA engine had a command queued or in flight (dma_busy)."""
     b = {u: len({i.cycle for i in self.issues if unit_of(i.ins) == u}) for u in UNITS}
     b["MXU"] = len(self.mxu)
+    if "DMA" in b and "dma_busy" in self.events.names:
+      b["DMA"] = int(np.count_nonzero(self.events.col("dma_busy")))
     return b
 
   def vpu_in_flight(self) -> int:
@@ -216,7 +219,8 @@ def report(p: Profile) -> str:
   out.append(f"  {DRAIN:12s} {len(p.drain):9d} {_pct(len(p.drain), C)}   (no issue, no stall: after HALT or a trap, background units finishing)")
   busy = p.busy()
   why = {"SXU": "scalar and control instructions issued", "VPU": f"issue cycles (pipelined; {p.vpu_in_flight()} op-cycles in flight)",
-         "XLU": "issue cycles", "VMEM": "VLD/VST/PLD/PST/VGATHER/VSCATTER issue cycles", "MXU": "mxu_busy: activation rows streamed"}
+         "XLU": "issue cycles", "VMEM": "VLD/VST/PLD/PST/VGATHER/VSCATTER issue cycles", "MXU": "mxu_busy: activation rows streamed",
+         "DMA": "dma_busy: a DMA command queued or in flight"}
   out += ["", "unit busy cycles:"] + [f"  {u:12s} {busy[u]:9d} {_pct(busy[u], C)}   {why[u]}" for u in UNITS]
   um = p.unit_mix()
   out += ["", "instruction mix by unit:"] + [f"  {u:12s} {um.get(u, 0):9d} {_pct(um.get(u, 0), tot['retired'])}" for u in UNITS]
@@ -297,8 +301,8 @@ def trace_events(p: Profile) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # the HTML pipeline view: pure SVG boxes with <title> hovers, no script, no network
-COLOURS = {"SXU": "#8da0cb", "VPU": "#66c2a5", "XLU": "#a6d854", "VMEM": "#ffd92f", "MXU cmd": "#e78ac3", "MXU": "#fc8d62",
-           "stall_raw": "#e41a1c", "stall_waw": "#984ea3", "stall_unit": "#ff7f00", "stall_fence": "#a65628", DRAIN: "#bbbbbb"}
+COLOURS = {"SXU": "#8da0cb", "VPU": "#66c2a5", "XLU": "#a6d854", "VMEM": "#ffd92f", "MXU cmd": "#e78ac3", "MXU": "#fc8d62", "DMA": "#1b9e77",
+           "stall_raw": "#e41a1c", "stall_waw": "#984ea3", "stall_unit": "#ff7f00", "stall_fence": "#a65628", "stall_dma": "#666600", DRAIN: "#bbbbbb"}
 
 
 def _colour(s: Span) -> str:
