@@ -29,6 +29,10 @@ from tinytpu.backend.vcode import SR, Label, Mem
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
+# a kernel that fits in VMEM still streams (double buffered) when its lane loop has at least
+# OVERLAP_MIN tiles: in OVERLAP_CHUNKS chunks or more, so the DMA overlaps compute instead of
+# preceding and following it
+OVERLAP_MIN, OVERLAP_CHUNKS = 64, 4
 
 
 class HbmAddr(int):
@@ -117,8 +121,9 @@ class Stream:
       e = uses.get(b.slot, {"read": False, "written": False, "full": True, "idx": []})
       self.windows[b.slot] = Window(b.slot, -(-b.size // L), base=b.base // L, read=e["read"] or (e["written"] and not e["full"]),
                                     written=e["written"])
-    if self.spill_base + SPILL_RESERVE <= V:
-      return
+    fits = self.spill_base + SPILL_RESERVE <= V
+    if fits and (self.dots or self.symbolic or self.prefix or self.lane_reduces or self.G < OVERLAP_MIN * L):
+      return  # resident: whole buffers in front of and after the program
     big = max(self.bufs.values(), key=lambda b: b.size)
     what = f"TINYTPU kernel {self.name}: its buffers need {self.spill_base} VMEM tiles (buffer {big.slot}: {big.dtype}, {big.size} elements), VMEM has {V}"
     if self.symbolic or self.prefix or self.lane_reduces or self.G < 2:
@@ -135,11 +140,11 @@ class Stream:
     T = -(-self.G // L)
     g_all = None
     worst = None
-    for sets in (2, 1):
+    for sets in ((2,) if fits else (2, 1)):
       for C in sorted({min(T, 1 << k) for k in range(T.bit_length() + 1)} | {T}, reverse=True):
         nc = -(-T // C)
-        if nc < 2 and C == T:
-          continue  # one chunk is the whole kernel: it did not fit
+        if nc < 2 and C == T or fits and nc < OVERLAP_CHUNKS:
+          continue  # one chunk is the whole kernel: it did not fit (or it fits: chunks only to overlap DMA and compute)
         if g_all is None:
           g_all = np.arange(T * L, dtype=np.int64)
         plan = self._windows(C, nc, forms, uses, g_all)
@@ -150,6 +155,8 @@ class Stream:
           return self._adopt(plan, C, nc, sets)
         if C == 1 and worst is None:
           worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.step else 1))
+    if fits:  # no overlapping plan: resident after all
+      return
     if self.plan_reduce_stream(uses, forms):  # rstream.py: one buffer by blocks of a reduce loop
       return
     if worst is None:
