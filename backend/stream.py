@@ -33,6 +33,7 @@ DMA_T = 255         # tiles per DMA row (the T field)
 # OVERLAP_MIN tiles: in OVERLAP_CHUNKS chunks or more, so the DMA overlaps compute instead of
 # preceding and following it
 OVERLAP_MIN, OVERLAP_CHUNKS = 64, 4
+CHUNK_MAX = 1024  # tiles of g per chunk: the first chunk's DMA and the last one's write-back are not overlapped
 
 
 class HbmAddr(int):
@@ -143,7 +144,7 @@ class Stream:
     for sets in ((2,) if fits else (2, 1)):
       for C in sorted({min(T, 1 << k) for k in range(T.bit_length() + 1)} | {T}, reverse=True):
         nc = -(-T // C)
-        if nc < 2 and C == T or fits and nc < OVERLAP_CHUNKS:
+        if nc < 2 and C == T or fits and nc < OVERLAP_CHUNKS or C > CHUNK_MAX:
           continue  # one chunk is the whole kernel: it did not fit (or it fits: chunks only to overlap DMA and compute)
         if g_all is None:
           g_all = np.arange(T * L, dtype=np.int64)
