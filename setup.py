@@ -86,7 +86,7 @@ class EditableWheelWithPth(editable_wheel):
 
 
 setup(packages=code_packages() + list(DATA_ONLY), package_dir={"": "startup", **FOLDERS, "tinytpu.rtl": "rtl"},
-      package_data={**{p: ["*.sv", "*.svh"] for p in code_packages() if p.startswith("tinytpu.tb")}, **DATA_ONLY},
+      package_data={**{p: ["*.sv", "*.svh", "*.toml"] for p in code_packages() if p.startswith("tinytpu.tb")}, **DATA_ONLY},
       py_modules=["_tinytpu_autoload"],  # the start-up hook behind tinytpu_device.pth
       options={"build": {"build_base": "build/setuptools"}},  # a wheel built in a clone: beside, not among, the co-sim builds
       cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})
