@@ -104,11 +104,23 @@ def executed(code: list, weights: list[int] | None = None) -> int | None:
       return None
     spans.append((top, br, n))
   total = 0
+  mult = []
   for i, c in enumerate(code):
+    f = 1
+    for s, e, n in spans:
+      if s <= i <= e:
+        f *= max(n, 0)
+    mult.append(f)
     if isinstance(c, Ins):
-      f = 1
-      for s, e, n in spans:
-        if s <= i <= e:
-          f *= max(n, 0)
       total += f * (weights[i] if weights is not None else 1)
+  for i, c in enumerate(code):
+    # a block skipped in the last iteration of its innermost loop (the streaming passes' prefetch:
+    # `BEQ s_left, s0, X_last`) runs once fewer per entry of that loop
+    if isinstance(c, Ins) and c.mn == "BEQ" and isinstance(c.ops[-1], str) and c.ops[-1].endswith("_last") \
+        and (j := label_at.get(c.ops[-1], -1)) > i:
+      inner = min((t for t in spans if t[0] <= i <= t[1]), key=lambda t: t[1] - t[0], default=None)
+      if inner is None or inner[2] <= 0:
+        continue
+      per_entry = mult[i] // inner[2]
+      total -= per_entry * sum(weights[k] if weights is not None else 1 for k in range(i + 1, j) if isinstance(code[k], Ins))
   return total

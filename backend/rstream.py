@@ -19,7 +19,7 @@ from tinygrad.uop.ops import Ops, UOp
 
 from tinytpu.backend.optable import LOOPI_MAX, _cint
 from tinytpu.backend.records import Const, OpenLoop, SReg
-from tinytpu.backend.stream import SPILL_RESERVE, HbmAddr
+from tinytpu.backend.stream import LAST_SKIP, SPILL_RESERVE, HbmAddr
 from tinytpu.backend.vcode import SR, VT, Label, Mem
 
 
@@ -134,7 +134,7 @@ class ReduceStream:
     self.rs_row = row
     self.rs_block(0, h, 0)
     self.ins("LOOPI" if nb <= LOOPI_MAX else "LOOP", nb if nb <= LOOPI_MAX else SR(self.scalar(Const(nb, dtypes.int32))), outer)
-    skip = self.label()
+    skip = self.label() + LAST_SKIP
     self.ins("BEQ", SR(left), SR(0), skip)
     v, hn = self.sreg("other copy"), self.sreg("next row")
     self.ins("LI", SR(v), L * rs.T)

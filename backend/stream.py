@@ -29,6 +29,7 @@ from tinytpu.backend.vcode import SR, Label, Mem
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
+LAST_SKIP = "_last"  # a label ending so: the BEQ to it skips its block in the last iteration of the loop around it (loops.executed)
 # a kernel that fits in VMEM still streams (double buffered) when its lane loop has at least
 # OVERLAP_MIN tiles: in OVERLAP_CHUNKS chunks or more, so the DMA overlaps compute instead of
 # preceding and following it
@@ -333,7 +334,7 @@ class Stream:
 
   def prefetch(self):
     """The next chunk's windows into the other copy (skipped in the last chunk)."""
-    skip = self.label()
+    skip = self.label() + LAST_SKIP
     self.ins("BEQ", SR(self.s_left), SR(0), skip)
     for w in self.windows.values():
       if w.step and w.read:
