@@ -109,4 +109,13 @@ module psum
   `ASSERT(WrAddrKnown, wr_req_i |-> !$isunknown(wr_addr_i))
   `ASSERT(MxuWriteKnown, mxu_we_i |-> !$isunknown({mxu_acc_i, mxu_addr_i, mxu_row_i}))
   `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o})
+
+  // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
+  // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
+  logic first_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) first_q <= 1'b1;  // assertion support
+    else         first_q <= 1'b0;  // assertion support
+  end
+  `ASSERT(OutOfResetClean, first_q |-> {rd_err_o, wr_err_o, mxu_err_o, rd_data_o} == '0)
 endmodule

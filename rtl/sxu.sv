@@ -779,6 +779,23 @@ module sxu
   `ASSERT(DmaDoneHasEntry, dma_done_i |-> de_valid_q[de_rd_q[DTW-1:0]])
   `ASSERT(DmaIdleNoEntry, dma_idle_i |-> de_valid_q == '0)
   `ASSERT(DmaTableNoOverflow, dma_fire |-> !de_full)
+  // interlocks (what the stall terms above guarantee, stated independently of how they are
+  // computed): an issued instruction reads no register whose write is still booked for a later
+  // cycle, writes no tile the MXU owns, reads no PSUM tile the MXU writes, and books a free
+  // write-back slot; a pair issues only with slot 0, from two different issue classes
+  `ASSERT(IssueReadsReadyA, fire && rd_va |-> !unready[ra])
+  `ASSERT(IssueReadsReadyB, fire && rd_vb |-> !unready[rb])
+  `ASSERT(IssueReadsReadyC, fire && rd_vc |-> !unready[rc])
+  `ASSERT(IssueReadsReadyStore, fire && rd_vd |-> !unready[rd])
+  `ASSERT(NoWriteToMxuVmemTile, fire && d0.vt_wr |-> !in_v)
+  `ASSERT(NoScatterToMxuVmemTile, fire && d0.ve_wr |-> !in_e)
+  `ASSERT(NoAccessToMxuPsumTile, fire && (d0.pt_wr || d0.pt_rd) |-> !in_p)
+  `ASSERT(WriteBackSlotFree, fire && wr_vd && !ld_port |-> !wb_q[lat].valid)
+  `ASSERT(LoadSlotFree, fire && wr_vd && ld_port |-> !wl_q[VLD_LAT].valid)
+  `ASSERT(PairWithSlot0, pair |-> fire)
+  `ASSERT(PairOfTwoClasses, pair |-> k0 != k1 && k0 != ISSUE_NONE && k1 != ISSUE_NONE)
+  `ASSERT(LoopStackBounded, depth_q <= 3'(LOOP_DEPTH))
+  `ASSERT(TrapStopsIssue, pre_trap |-> !fire)
 
   // control: state, pc, loop stack, status, counters
   always_ff @(posedge clk_i or negedge rst_ni) begin

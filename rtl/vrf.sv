@@ -57,6 +57,15 @@ module vrf
   `ASSERT(Write1AddrKnown, we1_i |-> !$isunknown(waddr1_i))
   `ASSERT_KNOWN(ReadDataKnown, {ra_data_o, rb_data_o, rc_data_o, rs_data_o})
 
+  // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
+  // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
+  logic first_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) first_q <= 1'b1;  // assertion support
+    else         first_q <= 1'b0;  // assertion support
+  end
+  `ASSERT(OutOfResetClean, first_q |-> {err_o} == '0)
+
   assign ra_data_o = reg_q[ra_addr_i];
   assign rb_data_o = reg_q[rb_addr_i];
   assign rc_data_o = reg_q[rc_addr_i];
