@@ -112,10 +112,12 @@ module psum
 
   // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
   // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
+  // assertion support: begin
   logic first_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) first_q <= 1'b1;  // assertion support
-    else         first_q <= 1'b0;  // assertion support
+    if (!rst_ni) first_q <= 1'b1;
+    else         first_q <= 1'b0;
   end
+  // assertion support: end
   `ASSERT(OutOfResetClean, first_q |-> {rd_err_o, wr_err_o, mxu_err_o, rd_data_o} == '0)
 endmodule

@@ -175,15 +175,18 @@ module vmem
 
   // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
   // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
+  // assertion support: begin
   logic first_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) first_q <= 1'b1;  // assertion support
-    else         first_q <= 1'b0;  // assertion support
+    if (!rst_ni) first_q <= 1'b1;
+    else         first_q <= 1'b0;
   end
+  // assertion support: end
   `ASSERT(OutOfResetClean, first_q |-> {rd_err_o, wr_err_o, mxu_err_o, dma_err_o, rd_data_o, mxu_data_o, dma_rdata_o} == '0)
 
   // the DMA port's tile is no other port's in the same cycle (the SXU's DMA interlocks): a DMA
   // write against a core read, a core write and an MXU read, a DMA read against a core write
+  // assertion support: begin (read by the assertions only, not mutated: tinytpu/mutate.py)
   logic dma_hit_rd, dma_hit_wr;
   always_comb begin
     dma_hit_rd = 1'b0;
@@ -197,6 +200,7 @@ module vmem
       end
     end
   end
+  // assertion support: end
   `ASSERT_NEVER(DmaWriteVsCoreRead, dma_req_i && dma_we_i && dma_hit_rd)
   `ASSERT_NEVER(DmaWriteVsMxuRead, dma_req_i && dma_we_i && dma_ok && mxu_req_i && mxu_addr_i == dma_addr_i)
   `ASSERT_NEVER(DmaVsCoreWrite, dma_hit_wr)

@@ -59,11 +59,13 @@ module vrf
 
   // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
   // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
+  // assertion support: begin
   logic first_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) first_q <= 1'b1;  // assertion support
-    else         first_q <= 1'b0;  // assertion support
+    if (!rst_ni) first_q <= 1'b1;
+    else         first_q <= 1'b0;
   end
+  // assertion support: end
   `ASSERT(OutOfResetClean, first_q |-> {err_o} == '0)
 
   assign ra_data_o = reg_q[ra_addr_i];

@@ -29,10 +29,10 @@ OPERATORS = [
   (r"1'b1", "1'b0", "constant"), (r"1'b0", "1'b1", "constant"),
   (r"\bif \((.+)\)(\s*(begin)?\s*)$", r"if (!(\1))\2", "condition"),
 ]
-# lines never mutated: declarations, parameters, assertions and the logic that only assertions read
-# (marked `// assertion support`), messages (a change there tests nothing)
+# lines never mutated: declarations, parameters, assertions, messages (a change there tests nothing),
+# and the logic only assertions read, between `// assertion support: begin` and `// assertion support: end`
 SKIP = re.compile(r"^\s*(localparam|parameter|typedef|input|output|import|module|`|assert|ASSERT|\$|case|default|for \()|\bASSERT|\$display|\$error|\$fatal")
-SUPPORT = re.compile(r"//\s*assertion support")
+SUPPORT = re.compile(r"//\s*assertion support: (begin|end)")
 
 # RTL file -> how its unit environment runs (top, sources by name, test module, params, testcase, env)
 def _units() -> dict[str, tuple]:
@@ -66,10 +66,12 @@ class Mutant:
 
 def candidates(path) -> list[Mutant]:
   """Every (line, operator) site of one RTL file, in file order."""
-  out = []
+  out, support = [], False
   for i, text in enumerate(path.read_text().splitlines(), 1):
     code = text.split("//")[0]
-    if not code.strip() or SKIP.search(code) or SUPPORT.search(text):
+    if (m := SUPPORT.search(text)):
+      support = m[1] == "begin"
+    if not code.strip() or SKIP.search(code) or support:
       continue
     for pat, rep, kind in OPERATORS:
       if (m := re.search(pat, code)) is not None:
