@@ -104,6 +104,9 @@ OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2
                  "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16")}
 # run only through OTHER_CONFIGS (too slow at N = 4)
 ONLY_ELSEWHERE = ("gemm_1024x1024x1024",)
+# run only when named with --only: gemm_1024x1024x1024 at N = 16 with the default VMEM needs the MXU
+# schedule to stream its operand blocks from HBM (TODO.md); until then it runs on the VPU for hours
+ON_REQUEST = ("gemm_1024x1024x1024@N16",)
 
 
 def run_elsewhere(name: str) -> dict:
@@ -234,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
   if args.child:
     print(json.dumps(run_kernel(args.child, *suite[args.child], N)))
     return 0
-  names = args.only.split(",") if args.only else [n for n in suite if n not in ONLY_ELSEWHERE] + list(OTHER_CONFIGS)
+  names = args.only.split(",") if args.only else [n for n in suite if n not in ONLY_ELSEWHERE] + [n for n in OTHER_CONFIGS if n not in ON_REQUEST]
+  if not args.only:
+    print(f"not run unless named with --only: {', '.join(ON_REQUEST)} (the MXU does not stream operands from HBM yet)")
   kernels = []
   print(f"TinyTPU benchmarks, N={N}, runner {os.environ['TINYTPU_SIM']}")
   print(f"{'kernel':24s} {'cycles':>10s} {'kernels':>7s} {'elems/cycle':>11s} {'MAC util':>8s} {'reference':>9s}")
