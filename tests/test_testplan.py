@@ -111,7 +111,7 @@ DEFECTS = {
   # (d) status and notes
   "unknown status": (setter("XLU", "status", "done"), "XLU", "status 'done' is none of covered, partial, gap"),
   "partial without a note": (remover("VPU: ternary", "note"), "VPU: ternary", "status partial without a `note`"),
-  "partial without a note": (setter("retire trace and per-instruction lockstep", "note", "  "), "retire trace and per-instruction lockstep",
+  "blank note": (setter("retire trace and per-instruction lockstep", "note", "  "), "retire trace and per-instruction lockstep",
                              "status partial without a `note`"),
   "covered without coverpoint or note": (setter("XLU", "coverpoints", []), "XLU", "covered with no coverpoint"),
   "covered without a test": (setter("XLU", "tests", []), "XLU", "status covered with no test"),
