@@ -18,7 +18,7 @@ _seq = itertools.count()
 _profile_seq = itertools.count()
 _profile_noted = []  # the golden-model note is printed once
 # totals since import (or the last reset): what `make demo` and the benchmarks report
-STATS = {"kernels": 0, "cycles": 0, "instructions": 0}
+STATS = {"kernels": 0, "cycles": 0, "instructions": 0, "dma_tiles": 0}
 
 
 def reset_stats():
@@ -77,6 +77,7 @@ def run(b: Bundle, name: str = "kernel") -> Result:
   STATS["kernels"] += 1
   STATS["cycles"] += res.cycles
   STATS["instructions"] += res.perf.get("retired", 0)
+  STATS["dma_tiles"] += res.perf.get("dma_tiles", 0)  # HBM traffic: the bench's bandwidth roofline
   if os.environ.get("TINYTPU_DEBUG"):
     print(f"--- TINYTPU kernel {name}: {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
           f"--- {name}: {res.cycles} cycles, status {res.status}")

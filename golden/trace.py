@@ -15,7 +15,8 @@ nothing and ends the trace with its trap; an instruction whose successor is outs
 retires with its writes and ends the trace with imem_out_of_range; a timeout ends it after the
 last retired instruction.
 
-Choices: tracing predecodes the same closures as Machine.run and executes them one at a time;
+Choices: tracing steps Machine.run one retire at a time (so the interpreter's own next-pc and loop
+rules apply);
 memories are compared before and after only for instructions whose table entry writes memory."""
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from tinytpu import isa
 from tinytpu.bundle import Bundle
-from tinytpu.golden.interp import Machine, _Stop
+from tinytpu.golden.interp import Machine
 
 FNV_OFFSET, FNV_PRIME, M64 = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
 
@@ -74,7 +75,7 @@ def trace(bundle: Bundle) -> list[Retire]:
   """Run a bundle on a fresh golden machine one instruction at a time and record every retire."""
   m = Machine(bundle.config)
   m.load(bundle)
-  N, out, loops = m.N, [], m.loops
+  N, out = m.N, []
   decoded = []
   for w in m.program:
     try:
@@ -82,20 +83,22 @@ def trace(bundle: Bundle) -> list[Retire]:
       decoded.append((ins, *_writer_kinds(ins), w))
     except isa.IllegalInstruction:
       decoded.append((None, None, None, set(), w))
-  pc, n, plen = 0, 0, len(m.program)
-  while 0 <= pc < plen and n < bundle.max_cycles:
+  plen = len(m.program)
+  # one instruction per Machine.run (the interpreter's own next-pc and back-edge rules): a run
+  # limited to one more retire executes exactly one instruction, or stops at HALT or a trap
+  while m.retired < bundle.max_cycles:
+    pc, n = m.pc, m.retired
+    if not 0 <= pc < plen:  # an empty program
+      out.append(Retire(n, pc, "(none)", [], "imem_out_of_range"))
+      break
     ins, sd, vd, spaces, w = decoded[pc]
     mn = ins.mnemonic if ins else "(illegal)"
     snap = {"vmem": m.vmem.copy() if "vmem" in spaces else None, "psum": m.psum.copy() if "psum" in spaces else None,
             "hbm": {p: pg.copy() for p, pg in m.hbm.pages.items()} if "hbm" in spaces else None}
-    try:
-      npc = m._fns[pc](n)
-    except _Stop as e:
-      if e.trap is not None:
-        out.append(Retire(n, pc, mn, [], e.trap))
-        return out
-      out.append(Retire(n, pc, mn, []))  # HALT
-      return out
+    status, trap, _ = m.run(n + 1)
+    if m.retired == n:  # a trapping instruction: it wrote nothing
+      out.append(Retire(n, pc, mn, [], trap))
+      break
     writes = []
     if sd is not None and isa.get_field(w, sd):
       r = isa.get_field(w, sd)
@@ -108,24 +111,9 @@ def trace(bundle: Bundle) -> list[Retire]:
         writes += _changed(snap[name], getattr(m, name), name)
     if snap["hbm"] is not None:
       writes += _hbm_changed(snap["hbm"], m)
-    out.append(Retire(n, pc, mn, writes))
-    # the next pc, as Machine.run: fall through with the loop back-edge, or a redirect
-    if npc is None:
-      npc = pc + 1
-      if loops and pc == loops[-1][1]:
-        top = loops[-1]
-        if top[2] > 1:
-          top[2] -= 1
-          npc = top[0]
-        else:
-          loops.pop()
-    n += 1
-    if not 0 <= npc < plen:  # it completed, its successor is outside the program
-      out[-1].trap = "imem_out_of_range"
-      return out
-    pc = npc
-  if not 0 <= pc < plen:  # an empty program
-    out.append(Retire(n, pc, "(none)", [], "imem_out_of_range"))
+    out.append(Retire(n, pc, mn, writes, trap))  # trap: imem_out_of_range after it completed
+    if status != "timeout":  # HALT or that trap
+      break
   return out
 
 

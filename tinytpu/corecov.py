@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
-from tinytpu import bundle, cosim, isa, lockstep, profile, randprog
+from tinytpu import bundle, isa, lockstep, profile, randprog
 from tinytpu.config import DEFAULT, Config
 from tinytpu.golden import interp
 
@@ -99,14 +98,11 @@ def _mxu_distances(b: bundle.Bundle, log) -> list[int]:
 
 def sample(cov, b: bundle.Bundle) -> str:
   """Run one bundle with traces and bin it; returns its outcome."""
-  exe = cosim.build(b.config)
   with tempfile.TemporaryDirectory() as d:
-    ret, ev = os.path.join(d, "retire.txt"), os.path.join(d, "events.tsv")
-    r = subprocess.run([str(exe), "--events", ev, "-"], input=bundle.write(b), capture_output=True, text=True,
-                       env={**os.environ, "TINYTPU_RETIRE": ret}, timeout=600)
-    res = cosim._answer(r.stdout, r.stderr, r.returncode, b.config)
-    tr = lockstep.read_retires(ret)
+    ev = os.path.join(d, "events.tsv")
+    tr = lockstep.rtl_trace(b, events=ev)
     events = profile.read_events(ev)
+  res = tr.result
   cls = lambda pc: isa.lookup(b.program[pc]).issue if 0 <= pc < len(b.program) and isa.lookup(b.program[pc]) else ""
   for (c0, pc0, *_a), (c1, pc1, *_b) in zip(tr.retires, tr.retires[1:]):
     if c0 == c1 and cls(pc0) and cls(pc1) and cls(pc0) != cls(pc1):

@@ -110,18 +110,20 @@ def _answer(out: str, err: str, rc: int, config: Config, resultfile: str | None 
 
 
 def run_bundle(text: str | bundle.Bundle, config: Config | None = None, trace: str | os.PathLike | None = None,
-               events: str | os.PathLike | None = None) -> bundle.Result:
+               events: str | os.PathLike | None = None, retire: str | os.PathLike | None = None) -> bundle.Result:
   """Run one bundle (text, or a Bundle: config defaults to its own) on the RTL; `trace` writes a
   waveform there, `events` the per-cycle event table of the profiler (tinytpu.profile,
-  doc/profiler.md: a runtime flag of the same binary)."""
+  doc/profiler.md: a runtime flag of the same binary), `retire` the retire trace
+  (TINYTPU_RETIRE, rtl/sim/retire_trace.cpp; tinytpu.lockstep reads it)."""
   if isinstance(text, bundle.Bundle):
     with bundle.Transfer(text) as t:
-      return run_bundle(t.text, config or text.config, trace, events)
+      return run_bundle(t.text, config or text.config, trace, events, retire)
   config = config or DEFAULT
   text = _prepare(text, config)
   exe = build(config, trace=trace is not None)
   args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + (["--events", str(events)] if events is not None else []) + ["-"]
-  r = subprocess.run(args, input=text, capture_output=True, text=True)
+  env = {**os.environ, "TINYTPU_RETIRE": str(retire)} if retire is not None else None
+  r = subprocess.run(args, input=text, capture_output=True, text=True, env=env)
   return _answer(r.stdout, r.stderr, r.returncode, config, bundle.resultfile_of(text))
 
 

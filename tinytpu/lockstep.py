@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import subprocess
 import tempfile
 
 import numpy as np
@@ -47,14 +46,12 @@ def _full_dumps(b: Bundle) -> Bundle:
   return dataclasses.replace(b, dumps=[("vmem", 0, c.VMEM_TILES), ("psum", 0, c.PSUM_TILES), ("sreg", 0, 16)])
 
 
-def rtl_trace(b: Bundle) -> RtlTrace:
-  """Run the bundle on the co-sim binary once with the retire trace on."""
-  exe = cosim.build(b.config)
+def rtl_trace(b: Bundle, events: str | os.PathLike | None = None) -> RtlTrace:
+  """Run the bundle on the co-sim binary once with the retire trace on (and the per-cycle event
+  table written to `events` if given)."""
   with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "retire.txt")
-    r = subprocess.run([str(exe), "-"], input=bundle.write(b), capture_output=True, text=True,
-                       env={**os.environ, "TINYTPU_RETIRE": path}, timeout=600)
-    res = cosim._answer(r.stdout, r.stderr, r.returncode, b.config)
+    res = cosim.run_bundle(b, events=events, retire=path)
     tr = read_retires(path)
   tr.result = res
   return tr

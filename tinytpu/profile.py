@@ -37,7 +37,7 @@ from tinytpu.config import Config
 
 COUNTERS = [name for name, _ in isa.PERF_COUNTERS]
 STALLS = [name for name in COUNTERS if name.startswith("stall_")]
-UNITS = sorted({i.unit.upper() for i in isa.INSTRS}, key=["SXU", "VPU", "XLU", "VMEM", "MXU", "DMA"].index)  # the ISA table's units
+UNITS = list(dict.fromkeys(i.unit.upper() for i in isa.INSTRS))  # the ISA table's units, in table order
 TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "DMA", "stall"]  # rows of the trace and the HTML view
 DRAIN = "drain"  # a cycle that neither issued nor stalled: after HALT or a trap, waiting for background units
 WINDOW = 2000    # cycles the HTML view draws by default
