@@ -174,13 +174,10 @@ def kernel_overhead_ms(repeats: int = 15) -> float:
   return statistics.median(times[1:]) * 1e3
 
 
-def host_transfer_ms() -> dict | None:
+def host_transfer_ms() -> dict:
   """Moving a 16 MB buffer into the co-sim's HBM and back (bundle v2's binary payloads:
   tinytpu/transport.py), in milliseconds."""
-  try:
-    from tinytpu import transport
-  except ImportError:
-    return None
+  from tinytpu import transport
   return transport.measure_transfer(mb=16)
 
 

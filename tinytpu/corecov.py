@@ -110,8 +110,7 @@ def sample(cov, b: bundle.Bundle) -> str:
   for _c, pc, *_r in tr.retires:
     if (ins := isa.lookup(b.program[pc])) is not None:
       cov.hit("retired", ins.mnemonic)
-  for s in STALLS:
-    if s not in events.names: continue
+  for s in STALLS:  # every stall counter of the ISA table is a column (a missing one raises)
     for pc in events.pc[events.col(s) > 0].tolist():
       ins = isa.lookup(b.program[pc]) if 0 <= pc < len(b.program) else None
       if ins is not None:
