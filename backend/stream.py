@@ -37,6 +37,15 @@ OVERLAP_MIN, OVERLAP_CHUNKS = 64, 4
 CHUNK_MAX = 1024  # tiles of g per chunk: the first chunk's DMA and the last one's write-back are not overlapped
 
 
+def _row_tiles(n: int) -> int:
+  """Tiles per DMA row for a copy of n contiguous tiles: the largest divisor of n up to DMA_T
+  when that keeps rows of at least DMA_T // 2 tiles (one command instead of a row block and a
+  tail: each command pays the HBM latency), else DMA_T."""
+  if n <= DMA_T:
+    return n
+  return next((t for t in range(DMA_T, DMA_T // 2, -1) if n % t == 0), DMA_T)
+
+
 class HbmAddr(int):
   """An `LI` immediate that is an HBM tile address: buffer `slot`'s HBM tile plus the int value
   (patched by the device at launch; the listing marks it with a `# hbm slot=k` comment)."""
@@ -267,7 +276,7 @@ class Stream:
       voff = 0
     done, shaped = 0, False  # every DMA emitter leaves the shape at one row (DMA.CFG's reset state)
     while done < tiles:
-      T = min(DMA_T, tiles - done)
+      T = _row_tiles(tiles - done)
       rows = min((tiles - done) // T, 65535)
       if rows > 1 or shaped:
         st = self.sreg("DMA stride")

@@ -136,3 +136,16 @@ def test_sum_1m_streams_at_the_backend_default(sources):
 def test_arange_1m_int32_add_at_the_backend_default():
   """`Tensor.arange(1 << 20).int() + 1` as a user writes it (the arange on the default device)."""
   np.testing.assert_array_equal((Tensor.arange(1 << 20).int() + 1).to("TINYTPU").numpy(), np.arange(1 << 20, dtype=np.int32) + 1)
+
+
+def test_dma_rows_are_one_command_when_a_divisor_allows():
+  """A contiguous copy is one DMA command of equal rows when the tile count has a divisor in
+  [DMA_T // 2, DMA_T] (each command pays the HBM latency: add_1M went from 0.88 to 0.96 of its
+  bandwidth bound), else rows of DMA_T and a tail."""
+  from tinytpu.backend.stream import DMA_T, _row_tiles
+  assert _row_tiles(1024) == 128 and _row_tiles(1020) == 255 and _row_tiles(300) == 150
+  assert _row_tiles(7) == 7 and _row_tiles(DMA_T) == DMA_T
+  assert _row_tiles(257) == DMA_T  # prime: 255 + a tail of 2
+  for n in range(1, 3000):
+    t = _row_tiles(n)
+    assert 1 <= t <= DMA_T and (n <= DMA_T and t == n or t > DMA_T // 2)
