@@ -42,9 +42,11 @@ def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
 
 
 def _rtl(b: Bundle) -> Result:
-  """On the process's co-sim server of this configuration (tinytpu.cosim.server, shared with the random programs)."""
+  """On the process's co-sim server of this configuration (tinytpu.cosim.server, shared with the
+  random programs), as a Bundle object: HBM payloads of 4096 lanes or more travel as bundle v2
+  binary side files (doc/bundle.md), not as text lines."""
   from tinytpu import cosim
-  return cosim.server(b.config).run(bundle.write(b))
+  return cosim.server(b.config).run_bundle(b)
 
 
 def _golden(b: Bundle) -> Result:
