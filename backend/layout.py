@@ -91,8 +91,11 @@ class Layout:
         t = d.T + len(rows)
         for i, row in enumerate(rows):
           tables[d.T + i] = (row + d.S * L).tolist()
-    if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space): keep the VPU loops
-      self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
+    if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space)
+      # the operands stream from HBM by K blocks (mxu_stream.py; the chunk plan checks the sizes), else the VPU loops
+      self.mstream_plans = self.plan_mxu_stream()
+      if not self.mstream_plans:
+        self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
       return
     self.mxu_tables = tables
     self.spill_base = t

@@ -41,6 +41,7 @@ from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
 from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.stream import Stream
+from tinytpu.backend.mxu_stream import MxuStream
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.config import Config
 
@@ -110,7 +111,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
   return low.finish(codes)
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream, ReduceStream):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
     self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
     sink = next((u for u in uops if u.op is Ops.SINK), None)
@@ -126,6 +127,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream, Reduce
     self.temps: list[int] = []
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
     self.rstream = None  # rstream.py: the buffer streamed by reduce blocks
+    self.mstream = None  # mxu_stream.py: the dot product whose operands stream from HBM
 
   def ins(self, mn: str, *ops):
     self.code.append(Ins(mn, *ops))
@@ -211,7 +213,10 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream, Reduce
     self.s_g0 = self.sreg("lane base", temp=False) if looping else 0
     self.s_t = self.sreg("lane tile", temp=False) if looping else 0
     self.mxu_regs: list[int] = []
-    if self.dots:  # first: the MXU's latency overlaps everything after it
+    if self.mstream:
+      self.mxu_stream_prologue()
+      self.skip |= self.dead()
+    elif self.dots:  # first: the MXU's latency overlaps everything after it
       self.mxu_prologue()
       self.skip |= self.dead()
     self.iota = VT("iota")
@@ -232,6 +237,8 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, Handlers, Stream, Reduce
       self.free_temps()
       if self.sets == 2:
         self.prefetch()
+      if self.mstream:  # this chunk's rows of the GEMM, into area D
+        self.mxu_chunk()
       self.ins("SADDI", SR(self.s_t), SR(self.s_set), 0)
     lane_end = self.label()
     if self.symbolic:

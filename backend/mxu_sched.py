@@ -133,6 +133,8 @@ class MxuSchedule:
 
   def dot_value(self, d: Dot, out: VT | None = None) -> VT:
     """The Dot's result for every lane: a gather from its result area through its lane table."""
+    if self.mstream:
+      return self.mxu_stream_value(out)
     idx, out = VT("dotidx"), out or VT("dot")
     if d.in_psum:
       self.ins("PLD", out, Mem(self.s_t, self.t_off))

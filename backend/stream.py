@@ -133,6 +133,17 @@ class Stream:
       self.windows[b.slot] = Window(b.slot, -(-b.size // L), base=b.base // L, read=e["read"] or (e["written"] and not e["full"]),
                                     written=e["written"])
     fits = self.spill_base + SPILL_RESERVE <= V
+    forms = {}
+    for slot, e in uses.items():
+      fs = [self.lin(i.src[1]) if i is not None and len(i.src) > 1 else None for i in e["idx"]]
+      forms[slot] = None if any(f is None for f in fs) else fs
+    if getattr(self, "mstream_plans", None):
+      if self.adopt_mxu_stream(forms, uses):
+        return  # mxu_stream.py: the operands stream by K blocks, the lane loop by row groups
+      self.mstream_plans = []  # no group fits: the VPU form
+      self.dots, self.skip, self.dot_at, self.int8_checks, self.mxu_tables = [], set(), {}, [], {}
+      self.find_lane_reduces()
+      self.find_unrolled()
     if fits and (self.dots or self.symbolic or self.prefix or self.lane_reduces or self.G < OVERLAP_MIN * L):
       return  # resident: whole buffers in front of and after the program
     big = max(self.bufs.values(), key=lambda b: b.size)
@@ -144,10 +155,6 @@ class Stream:
       self.dots, self.skip, self.dot_at, self.int8_checks, self.mxu_tables = [], set(), {}, [], {}
       self.find_lane_reduces()
       self.find_unrolled()
-    forms = {}
-    for slot, e in uses.items():
-      fs = [self.lin(i.src[1]) if i is not None and len(i.src) > 1 else None for i in e["idx"]]
-      forms[slot] = None if any(f is None for f in fs) else fs
     T = -(-self.G // L)
     g_all = None
     worst = None
@@ -259,7 +266,8 @@ class Stream:
     if not getattr(self, "chunked", False):
       return True
     w = self.windows[buf.slot]
-    return w.step == self.C and (self.G % (self.C * self.L) == 0 or not self.data_addr)
+    one = self.nc == 1 and not w.step and w.lo == 0  # one chunk (a streamed GEMM's): the window is the buffer
+    return (w.step == self.C or one) and (self.G % (self.C * self.L) == 0 or not self.data_addr)
 
   # --- DMA code ---------------------------------------------------------------------------------
   def dma(self, mn: str, vreg: int, voff: int, slot: int, hoff: int, tiles: int, hreg: int | None = None):
