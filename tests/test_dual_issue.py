@@ -323,3 +323,39 @@ def test_pair_store_then_load():
     r, pairs = run(f"  VST v2, [s0 + 3]\n  VLD v1, [s1 + 1]\n  VST v1, [s0 + 6]\n  HALT\n.sreg 1 {s1}\n"
                    + tiles(5) + DUMP)
     assert pairs == exp and r.cycles == 4 - len(exp), s1
+
+
+# ---------------------------------------------------------------------------------------------
+# the MXU queue: MLW/MMUL pairs issued back to back keep the array streaming (doc/mxu.md: one row
+# per cycle, an MLW between MMULs costs one emit cycle, fill and drain 2N - 1 once)
+@pytest.mark.parametrize("T,pairs", [(1, 16), (4, 8)])
+def test_mxu_pairs_stream_without_bubbles(T, pairs):
+  body = "".join(f"  MLW [s0 + {16 + i % 4}]\n  MMUL [s0 + {i * T % 64}], [s0 + 0], {T}, 0\n" for i in range(pairs))
+  r = check(tiles(20) + body + "  HALT\n.dump psum 0 4\n.run 5000\n")
+  busy = pairs * (1 + T * N) + 2 * N - 1  # the MXU's busy cycles from the first accept to the last PSUM write
+  # plus at most 4: the first accept one cycle after issue, the result readable the cycle after it lands,
+  # HALT's cycle; a queue that stops accepting while a command waits costs a cycle per pair
+  assert busy <= r.cycles <= busy + 4, (r.cycles, busy)
+  assert r.perf["mxu_busy"] == pairs * T * N
+
+
+def test_scatter_into_an_mmul_source_waits():
+  """A VSCATTER whose elements land in a tile an MMUL still reads waits for it (the MXU reads the
+  old values, as in the golden model's sequential order)."""
+  L = N * N
+  idx = " ".join(str(15 * L + (l * 5) % L) for l in range(L))
+  mask = " ".join("1" if l % 3 else "0" for l in range(L))
+  prog = tiles(18) + f".vmem 18 {idx}\n.vmem 19 {mask}\n" + """
+  MLW [s0 + 16]
+  MMUL [s0 + 0], [s0 + 0], 16, 0
+  VLD v1, [s0 + 17]
+  VLD v2, [s0 + 18]
+  VLD v3, [s0 + 19]
+  VSCATTER v1, v2, v3, [s0 + 0]
+  HALT
+.dump psum 0 16
+.dump vmem 15 1
+.run 5000
+"""
+  r = check(prog)
+  assert r.perf["stall_waw"] > 2 * N  # it waited for the MXU's reads (an MXU-owned tile counts as a write-order stall)

@@ -1,12 +1,15 @@
 """`make mutate` / `python -m tinytpu mutate`: mutation testing of the RTL. Each mutant is one small
 change to one RTL file (a comparison, an operator, a constant or a condition), written into a copy
-of rtl/ under build/mutants/; the unit's pyuvm environment is built from the copy and run. A mutant
+of rtl/ under build/mutants/; the unit's pyuvm environment is built from the copy and run (for the
+core's control files, sxu/tensorcore/dma/hbm, the co-sim built from the copy runs random programs
+in lockstep with the golden model: COSIM_SEEDS seeds, DMA and traps included). A mutant
 the environment fails is killed; one it passes survived (a hole in the tests, or an equivalent
 mutant: doc/mutation.md gives each survivor its reason); one that does not build is stillborn and
 not counted. Mutants are chosen deterministically from every candidate site (the same list for the
 same RTL and seed), spread over the units.
 
-  python -m tinytpu mutate [--per-file K] [--files vmem.sv,xlu.sv] [--seed S] [--list] [--json out.json]"""
+  python -m tinytpu mutate [--per-file K] [--files vmem.sv,xlu.sv] [--seed S] [--list] [--json out.json]
+  python -m tinytpu mutate --lockstep-seeds S:K    (the co-sim runner's child: K random programs from seed S)"""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +17,9 @@ import dataclasses
 import json
 import random
 import re
+import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -34,6 +39,11 @@ OPERATORS = [
 SKIP = re.compile(r"^\s*(localparam|parameter|typedef|input|output|import|module|`|assert|ASSERT|\$|case|default|for \()|\bASSERT|\$display|\$error|\$fatal")
 SUPPORT = re.compile(r"//\s*assertion support: (begin|end)")
 
+COSIM = "cosim"  # the unit "environment" of the core's control files: the co-sim's random lockstep
+COSIM_SEEDS = (910000, 40)  # first seed, count: fixed, so a mutant's verdict is reproducible
+COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
+
+
 # RTL file -> how its unit environment runs (top, sources by name, test module, params, testcase, env)
 def _units() -> dict[str, tuple]:
   from tinytpu.tb.vpu import sources as vpu_sources
@@ -42,8 +52,10 @@ def _units() -> dict[str, tuple]:
   mxu = ("mxu_tb", ["mxu_pe.sv", "mxu_array.sv", "mxu.sv", "vmem.sv", "psum.sv", str(tools.ROOT / "tb/mxu/mxu_tb.sv")],
          "tinytpu.tb.mxu.tests", {"N": 4, "VMEM_TILES": 256, "PSUM_TILES": 256}, "MxuDirected,MxuWeightSwap,MxuRandom,MxuGemm,MxuTrace", None)
   vpu = ("vpu", [p.name if p.parent == tools.RTL else str(p) for p in vpu_sources()], "tinytpu.tb.vpu.tests", {"N": 4, "TAG_W": 8}, None, None)
-  corerun = ("tensorcore", core, "tinytpu.tb.core.tests", {"N": 4, "VMEM_TILES": 64, "PSUM_TILES": 8, "IMEM_WORDS": 256}, "CorePrograms", None)
-  return {"sxu.sv": corerun, "tensorcore.sv": corerun, "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu,
+  # the core env's CorePrograms reached too little of the SXU's interlocks (doc/mutation.md): the
+  # control files run the co-sim's random lockstep, which drives the MXU queue, DMA and scatters
+  corerun = (COSIM, core, None, None, None, None)
+  return {"sxu.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun, "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu,
           "fp32_pkg.sv": vpu, "xlu.sv": ("xlu", ["xlu.sv"], "tinytpu.tb.xlu.tests", {"N": 4, "TAG_W": 8}, None, None),
           "vmem.sv": mem("vmem", {"N": 4, "TILES": 1024}), "psum.sv": mem("psum", {"N": 4, "TILES": 64}), "vrf.sv": mem("vrf", {"N": 4})}
 
@@ -100,14 +112,21 @@ def run(m: Mutant) -> Mutant:
   if d.exists():
     shutil.rmtree(d)
   d.mkdir(parents=True)
-  for p in tools.RTL.glob("*.sv"):
-    shutil.copy(p, d / p.name)
+  for p in tools.RTL.iterdir():  # the whole tree: the co-sim needs rtl/sim and the headers
+    (shutil.copytree if p.is_dir() else shutil.copy)(p, d / p.name)
   lines = (d / m.file).read_text().splitlines()
   assert lines[m.line - 1].strip() == m.before, f"{m.name}: the RTL changed under the mutant"
   lines[m.line - 1] = lines[m.line - 1].replace(m.before, m.after)
   (d / m.file).write_text("\n".join(lines) + "\n")
   srcs = [s if "/" in s else d / s for s in sources]
   t0 = time.monotonic()
+  if top == COSIM:
+    try:
+      _run_cosim(m, d)
+    finally:
+      m.seconds = time.monotonic() - t0
+      shutil.rmtree(d, ignore_errors=True)
+    return m
   try:
     kit.build_and_run(top, srcs, module, params, testcase=testcase, extra_env=env)
     m.status = "survived"
@@ -119,6 +138,52 @@ def run(m: Mutant) -> Mutant:
     m.seconds = time.monotonic() - t0
     shutil.rmtree(d, ignore_errors=True)
   return m
+
+
+def _run_cosim(m: Mutant, d) -> None:
+  """The mutant's co-sim (built from the copy d into d/build) against the golden model on the
+  fixed random programs, in a child process (tools.RTL and BUILD are fixed at import)."""
+  first, count = COSIM_SEEDS
+  env = {**os.environ, "TINYTPU_RTL_DIR": str(d), "TINYTPU_BUILD_DIR": str(d / "build"), "TINYTPU_MUTANT_FILE": m.file}
+  try:
+    r = subprocess.run([sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"],
+                       env=env, capture_output=True, text=True, timeout=COSIM_TIMEOUT)
+  except subprocess.TimeoutExpired:
+    m.status, m.detail = "killed", f"the co-sim run exceeded {COSIM_TIMEOUT} s"
+    return
+  out = (r.stdout + r.stderr).strip().splitlines()
+  if r.returncode == 0:
+    m.status = "survived"
+  elif any("co-sim build failed" in x for x in out):
+    m.status, m.detail = "stillborn", "co-sim build failed"
+  else:
+    m.status = "killed"
+    m.detail = next((x for x in out if "RTL != golden" in x or "Error" in x or "error" in x), out[-1] if out else f"rc {r.returncode}")[:200]
+
+
+def lockstep_seeds(first: int, count: int) -> int:
+  """K random programs RTL vs golden (no shrinking: a verdict, not a report), then the timing tests
+  (cycles from the documented rules, which the random programs do not check); 1 at the first
+  mismatch or failure, which it prints."""
+  from tinytpu import randprog
+  for seed in range(first, first + count):
+    rep, _ = randprog.lockstep(seed, shrink_it=False)
+    if rep is not None:
+      print(rep.splitlines()[0] + "\n" + "\n".join(rep.splitlines()[1:6]))
+      return 1
+  print(f"{count} programs agree")
+  # the timing rules: the DMA copy cycles (every HBM configuration when the DMA engine or the HBM is
+  # the mutated file: a bandwidth mutant is invisible at the default 1 tile/cycle) and the core's issue
+  # and MXU streaming rules (tests/test_dual_issue.py)
+  tests = [tools.ROOT / "tests" / "rtl" / "test_dma.py", tools.ROOT / "tests" / "test_dual_issue.py"]
+  if all(t.exists() for t in tests):
+    import pytest
+    every = os.environ.get("TINYTPU_MUTANT_FILE") in ("dma.sv", "hbm.sv")
+    rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *map(str, tests)] + ([] if every else ["-k", "not other_hbm"]))
+    if rc != 0:
+      print(f"timing tests failed (pytest exit {int(rc)})")
+      return 1
+  return 0
 
 
 def summary(ms: list[Mutant]) -> dict:
@@ -138,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
   ap.add_argument("--seed", type=int, default=1, help="which candidate sites (default 1)")
   ap.add_argument("--list", action="store_true", help="print the chosen mutants and stop")
   ap.add_argument("--json", help="write every mutant and the summary to this file")
+  ap.add_argument("--lockstep-seeds", help=argparse.SUPPRESS)
   args = ap.parse_args(argv)
+  if args.lockstep_seeds:
+    first, count = map(int, args.lockstep_seeds.split(":"))
+    return lockstep_seeds(first, count)
   files = [f for f in args.files.split(",") if f]
   if bad := [f for f in files if f not in _units()]:
     print(f"mutate: no unit environment for {', '.join(bad)} (known: {', '.join(_units())})", file=sys.stderr)

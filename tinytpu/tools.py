@@ -42,7 +42,8 @@ def cache_dir(package: pathlib.Path = PACKAGE) -> pathlib.Path:
 
 CLONE = _clone_root()  # the repository when running from one (editable install), None for a wheel
 ROOT = CLONE or PACKAGE  # the folder holding rtl/
-RTL = ROOT / "rtl"
+# TINYTPU_RTL_DIR: another copy of rtl/ (make mutate builds the co-sim from a mutated copy)
+RTL = pathlib.Path(os.environ["TINYTPU_RTL_DIR"]).resolve() if os.environ.get("TINYTPU_RTL_DIR") else ROOT / "rtl"
 BUILD = pathlib.Path(os.environ["TINYTPU_BUILD_DIR"]).resolve() if os.environ.get("TINYTPU_BUILD_DIR") else \
   (CLONE / "build" if CLONE is not None else cache_dir())
 
