@@ -11,9 +11,10 @@ chunk, for every K block kb (N values of k):
   MLW/MMUL pairs), through preloaded index tables that do not depend on kb: the gather's base
   register moves instead;
 - a raw window is either the whole buffer, loaded once ("resident": small operands), or the part
-  of block kb that the DMA brings in two blocks ahead into one of two copies: for A (row-major,
-  contiguous along k) the tile holding each of the R rows' N values (a 2-D DMA of R rows of one
-  tile: "rows"), for B (contiguous along n) the bounding box of its N rows ("kb");
+  of block kb that the DMA brings in two blocks ahead into one of two copies: for an operand
+  contiguous along k (a row-major A, a Linear layer's (out, in) weight) the tile holding each row's
+  N values (a 2-D DMA of one tile per row: "rows"), for a B contiguous along n the bounding box of
+  its N rows ("kb");
 - then MLW + MMUL per weight column, accumulating from the second block on.
 
 After the K loop the PSUM tiles go to a result area, and gathers through a few canonical tables
@@ -40,7 +41,7 @@ from tinytpu.backend.vcode import VT, Label, Mem, SR
 class Operand:
   """How one operand reaches the staging copies."""
   slot: int
-  mode: str            # "resident" | "rows" (A) | "kb" (B)
+  mode: str            # "resident" | "rows" | "kb" (B only)
   win: int             # VMEM tiles of one raw window copy
   table: np.ndarray    # [staged tiles, L] element offsets from the gather base
   base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
@@ -92,7 +93,7 @@ class MxuStream:
       return []
     M, K, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
-    if K % N or M % N or M < 2 or K < 2 or Nc < 1 or self.G != M * Nc or Nt > P:
+    if K % N or K < 2 or Nc < 1 or self.G != M * Nc or Nt > P:
       return []
     # the lanes: g = m * Nc + n (m-major, exactly the results)
     g = np.arange(self.G)
@@ -113,7 +114,9 @@ class MxuStream:
     if fa is None or fb is None:
       return []
     plans = []
-    for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if M % (m * N) == 0 and (m * N * Nc) % L == 0}, reverse=True):
+    # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
+    # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
+    for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
       if (plan := self._mxu_plan(d, mc, fa, fb)) is not None:
         plan.elems = (np.unique(ea), np.unique(eb))
         plans.append(plan)
@@ -127,8 +130,8 @@ class MxuStream:
     b0, tk, tn = fb
     pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
     a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
-    # A: rows when contiguous along k with tile-aligned rows, else resident
-    if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0:
+    # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
+    if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0:
       tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
       A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
     else:
@@ -145,6 +148,8 @@ class MxuStream:
     kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
     if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles:
       B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, 0)
+    elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles:  # a Linear weight (out, in): Nc rows of one tile
+      B = Operand(d.b.slot, "rows", Nc, btab(lambda k, n: n * L + k), b0, N, 0, hstride=tn // L, rows=Nc)
     else:
       B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
     # lane order: lane tile q of a chunk gathers result element (nb * mc + mb) * L + (m % N) * N + n % N
@@ -160,7 +165,7 @@ class MxuStream:
         canon.append(list(key))
       dfill.append((ids[key], shift))
     C = R * Nc // L
-    return MxuStreamPlan(d, mc, R, C, M // R, A, B, canon, dfill)
+    return MxuStreamPlan(d, mc, R, C, -(-M // R), A, B, canon, dfill)
 
   def _mxu_tiles(self, p: MxuStreamPlan, first: int) -> int:
     """Lay the plan's VMEM areas out from tile `first`; returns the first tile after them."""
@@ -186,14 +191,13 @@ class MxuStream:
     plan's areas after the windows. False when no group size fits in VMEM."""
     V, L = self.cfg.VMEM_TILES, self.L
     for p in self.mstream_plans:
-      T = -(-self.G // L)
-      nc = T // p.C
-      plan = self._windows(p.C, nc, forms, uses, np.arange(T * L, dtype=np.int64))
+      nc = p.nc
+      plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64))
       for slot in (p.A.slot, p.B.slot):
         # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
         plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, 0))
       foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
-      if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V:
+      if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
         continue
       self._adopt(plan, p.C, nc, 1)
       self.spill_base = self._mxu_tiles(p, self.first_tile)
@@ -204,6 +208,18 @@ class MxuStream:
           self.int8_checks.append((buf.slot, e))
       return True
     return False
+
+  def _gathers_inside(self, p: MxuStreamPlan, V: int) -> bool:
+    """A resident operand's gathers, over every chunk and block (the last chunk's padding rows and
+    the extra block staged in the last iteration included), stay inside VMEM."""
+    Kt = p.d.dims[1] // self.cfg.N
+    for o in (p.A, p.B):
+      if o.mode == "resident":
+        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max())
+        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min())
+        if lo < 0 or hi >= V * self.L:
+          return False
+    return True
 
   # --- code ----------------------------------------------------------------------------------
   def mxu_stream_prologue(self):

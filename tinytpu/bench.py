@@ -101,6 +101,8 @@ def _cnn_macs() -> int:
 
 # kernels run at another configuration, each in its own process (the backend's configuration is fixed per process)
 OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2048 PSUM_TILES=256"),
+                 # the architecture's 64 KB VMEM: the operands stream from HBM by K blocks (backend/mxu_stream.py)
+                 "gemm_256x256x256@HBM": ("gemm_256x256x256", "VMEM_TILES=1024 PSUM_TILES=256"),
                  "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16")}
 # run only through OTHER_CONFIGS (too slow at N = 4)
 ONLY_ELSEWHERE = ("gemm_1024x1024x1024",)

@@ -35,7 +35,11 @@ CASES = [
   ((128, 96, 32, "ab"), ("rows", "kb")),       # several chunks
   ((96, 128, 10, "ab"), ("rows", "resident")),  # columns not a multiple of N: B whole in VMEM
   ((64, 48, 64, "aT"), ("resident", "kb")),     # A not contiguous along k
-  ((64, 80, 48, "bT"), ("rows", "resident")),   # B contiguous along k (a Linear layer's weight)
+  ((64, 80, 48, "bT"), ("rows", "rows")),       # B contiguous along k: one tile per weight row
+  ((64, 32, 48, "bT"), ("rows", "resident")),   # ... and small: whole in VMEM
+  ((1, 400, 120, "bT"), ("resident", "rows")),  # a matrix-vector layer: padding rows, one chunk
+  ((1, 400, 120, "ab"), ("resident", "kb")),
+  ((100, 64, 64, "ab"), ("resident", "kb")),    # rows not a multiple of the chunk's: the last chunk padded
 ]
 
 
