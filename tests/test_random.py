@@ -35,9 +35,9 @@ def test_lockstep_rtl_golden():
 
 
 def test_per_instruction_lockstep():
-  """The RTL's retire trace equals the golden model's instruction by instruction (tinytpu/lockstep.py)
-  on a short run of seeds, and a planted divergence (one golden register value changed) is found
-  at its instruction."""
+  """The RTL's retire trace equals the golden model's instruction by instruction (tinytpu/lockstep.py:
+  registers and every VMEM/PSUM tile's values) on a short run of seeds, and a planted divergence
+  (one golden register value or tile write changed) is found at its instruction."""
   from tinytpu import lockstep
   from tinytpu.golden import trace as gtrace
   bad = {seed: d for seed in range(BASE, BASE + 12) if (d := lockstep.divergence(randprog.generate(seed, DEFAULT)))}
@@ -55,6 +55,15 @@ def test_per_instruction_lockstep():
   gold[k2].writes[0] = (gold[k2].writes[0][0], gold[k2].writes[0][1] + 1)
   rep = lockstep.compare(b, gold, rtl, timeout=False)
   assert rep and rep[0].startswith(f"first divergence at retired instruction {k2} ") and "scalar write" in rep[0], rep
+  # memory tiles: a planted change of one golden VMEM or PSUM tile write (not a DMA's) is found at its instruction
+  for mem in ("vmem[", "psum["):
+    gold = gtrace.trace(b)
+    k3 = next((i for i, r in enumerate(gold) if r.mnemonic != "DMA.IN" and any(w[0].startswith(mem) for w in r.writes)), None)
+    assert k3 is not None, f"seed {BASE} writes no {mem}...] tile"
+    j3 = next(j for j, w in enumerate(gold[k3].writes) if w[0].startswith(mem))
+    gold[k3].writes[j3] = (gold[k3].writes[j3][0], gold[k3].writes[j3][1] ^ 1)
+    rep = lockstep.compare(b, gold, rtl, timeout=False)
+    assert rep and rep[0].startswith(f"first divergence at retired instruction {k3} ") and gold[k3].writes[j3][0] in rep[0], rep
 
 
 def test_core_coverage_from_the_retire_trace(tmp_path, monkeypatch):

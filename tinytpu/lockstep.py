@@ -13,6 +13,9 @@ What is compared, in order of retirement:
   lands, possibly after later instructions retired, but the writes to one register keep program
   order (the WAW interlock), so the k-th write of v3 in the RTL is the k-th write of v3 in the
   golden trace, whose instruction is known;
+- per VMEM and PSUM tile, the sequence of values it took (rebuilt from the memories' writes,
+  rtl/sim/vmem_probe.sv, psum_probe.sv, and the preloads; a value that did not change the tile is no write, as in
+  the golden trace): the interlocks keep the writes to one tile in program order;
 - then, when every instruction agreed, a hash of the whole VMEM and of the whole PSUM (dumped in
   full for the comparison).
 A timeout stops the two models at different places: only the common prefix is compared."""
@@ -39,6 +42,9 @@ class RtlTrace:
   retires: list[tuple[int, int, int, int]]        # (cycle, pc, sreg or -1, value)
   vwrites: list[tuple[int, int, int]]             # (cycle, vreg, hash)
   result: bundle.Result | None
+  # memory writes as the memories applied them (rtl/sim/vmem_probe.sv, psum_probe.sv): ("T", cycle, mem, tile, lanes),
+  # ("E", cycle, mem, element, value), ("P", cycle, tile, row, fresh, lanes); mem 0 VMEM, 1 PSUM
+  mwrites: list = dataclasses.field(default_factory=list)
 
 
 def _full_dumps(b: Bundle) -> Bundle:
@@ -59,7 +65,7 @@ def rtl_trace(b: Bundle, events: str | os.PathLike | None = None) -> RtlTrace:
 
 def read_retires(path: str | os.PathLike) -> RtlTrace:
   """The file a TINYTPU_RETIRE run wrote (rtl/sim/retire_trace.cpp); result None."""
-  retires, vwrites = [], []
+  retires, vwrites, mwrites = [], [], []
   with open(path) as f:
     for line in f:
       k, *v = line.split()
@@ -67,7 +73,83 @@ def read_retires(path: str | os.PathLike) -> RtlTrace:
         retires.append((int(v[0]), int(v[1]), int(v[2]), int(v[3])))
       elif k == "V":
         vwrites.append((int(v[0]), int(v[1]), int(v[2], 16)))
-  return RtlTrace(retires, vwrites, None)
+      elif k == "T":
+        mwrites.append(("T", int(v[0]), int(v[1]), int(v[2]), [int(x, 16) for x in v[3:]], False))
+      elif k == "D":
+        mwrites.append(("T", int(v[0]), 0, int(v[1]), [int(x, 16) for x in v[2:]], True))
+      elif k == "E":
+        mwrites.append(("E", int(v[0]), int(v[1]), int(v[2]), int(v[3], 16)))
+      elif k == "P":
+        mwrites.append(("P", int(v[0]), int(v[1]), int(v[2]), int(v[3]), [int(x, 16) for x in v[4:]]))
+  return RtlTrace(retires, vwrites, None, mwrites)
+
+
+def _canonical(seq: list[tuple[int, int, bool]], first: int) -> list[tuple[int, int]]:
+  """A tile's writes (where, hash, by a DMA) as the values it took: writes that did not change it
+  dropped (the golden trace records changes only), then a run of DMA writes counted as its last (a
+  DMA's rows may write a tile several times, the golden model's sequential copy records the final
+  value once; back-to-back DMAs are compared by their result), then unchanged values dropped again."""
+  def changes(xs, prev):
+    out = []
+    for x in xs:
+      if x[1] != prev:
+        out.append(x)
+        prev = x[1]
+    return out
+  seq = changes(seq, first)
+  seq = [x for i, x in enumerate(seq) if not (x[2] and i + 1 < len(seq) and seq[i + 1][2])]
+  return [(at, h) for at, h, _ in changes(seq, first)]
+
+
+def tile_values(b: Bundle, rtl: RtlTrace) -> dict[str, list[tuple[int, int]]]:
+  """Per memory tile (`vmem[12]`, `psum[3]`) the values it took on the RTL, as (cycle, hash),
+  rebuilt from the bundle's preloads and the memory writes: a value counts when an instruction's
+  write to the tile is complete (a scatter's lanes of one cycle together, an MXU tile after its
+  last row), then _canonical."""
+  N = b.config.N
+  L = N * N
+  names = ("vmem", "psum")
+  state: dict[tuple[int, int], np.ndarray] = {}
+  def tile(mem: int, t: int) -> np.ndarray:
+    if (mem, t) not in state:
+      state[(mem, t)] = _initial(b, mem, t).copy()
+    return state[(mem, t)]
+  raw: dict[tuple[int, int], list[tuple[int, int, bool]]] = {}
+  def record(mem: int, t: int, cyc: int, dma: bool = False):
+    raw.setdefault((mem, t), []).append((cyc, gtrace.tile_hash(state[(mem, t)]), dma))
+  i = 0
+  while i < len(rtl.mwrites):
+    w = rtl.mwrites[i]
+    if w[0] == "T":
+      _, cyc, mem, t, lanes, dma = w
+      tile(mem, t)[:] = lanes
+      record(mem, t, cyc, dma)
+    elif w[0] == "P":
+      _, cyc, t, row, fresh, lanes = w
+      v = tile(1, t)
+      if fresh:
+        v[:] = 0
+      v[row * N:(row + 1) * N] = lanes
+      if row == N - 1:
+        record(1, t, cyc)
+    else:  # the lanes of one scatter (one cycle) together
+      cyc, touched = w[1], []
+      while i < len(rtl.mwrites) and rtl.mwrites[i][0] == "E" and rtl.mwrites[i][1] == cyc:
+        _, _, mem, e, val = rtl.mwrites[i]
+        tile(mem, e // L)[e % L] = val
+        if (mem, e // L) not in touched:
+          touched.append((mem, e // L))
+        i += 1
+      for mem, t in touched:
+        record(mem, t, cyc)
+      continue
+    i += 1
+  return {f"{names[m]}[{t}]": c for (m, t), seq in raw.items() if (c := _canonical(seq, gtrace.tile_hash(_initial(b, m, t))))}
+
+
+def _initial(b: Bundle, mem: int, t: int) -> np.ndarray:
+  pre = (b.vmem if mem == 0 else b.psum).get(t)
+  return np.zeros(b.config.N ** 2, dtype=np.uint32) if pre is None else np.asarray(pre, dtype=np.uint32).ravel()
 
 
 def _timing(ins: isa.Instr | None, word: int) -> bool:
@@ -124,6 +206,27 @@ def compare(b: Bundle, gold: list[gtrace.Retire], rtl: RtlTrace, timeout: bool) 
         break
       n = a[j][0] if j < len(a) else (a[-1][0] + 1 if a else 0)
       what = f"write {j + 1} of v{r}: " + (f"RTL {c[j][1]:#018x}" if j < len(c) else "no RTL write") + ", " + \
+        (f"golden {a[j][1]:#018x}" if j < len(a) else "no golden write")
+      found.append((n, what, c[j][0] if j < len(c) else (c[-1][0] if c else 0)))
+      break
+  # memory tiles: the k-th value of each VMEM/PSUM tile (each write that changed it)
+  graw: dict[str, list[tuple[int, int, bool]]] = {}
+  for g in gret:
+    for k, v in g.writes:
+      if k.startswith(("vmem[", "psum[")):
+        graw.setdefault(k, []).append((g.n, v, g.mnemonic == "DMA.IN"))
+  gm = {k: c for k, seq in graw.items()
+        if (c := _canonical(seq, gtrace.tile_hash(_initial(b, 0 if k[0] == "v" else 1, int(k[5:-1])))))}
+  rm = tile_values(b, rtl)
+  for t in sorted(set(gm) | set(rm)):
+    a, c = gm.get(t, []), rm.get(t, [])
+    for j in range(max(len(a), len(c))):
+      if j < len(a) and j < len(c) and a[j][1] == c[j][1]:
+        continue
+      if timeout and (j >= len(a) or j >= len(c)):
+        break
+      n = a[j][0] if j < len(a) else (a[-1][0] + 1 if a else 0)
+      what = f"value {j + 1} of {t}: " + (f"RTL {c[j][1]:#018x}" if j < len(c) else "no RTL write") + ", " + \
         (f"golden {a[j][1]:#018x}" if j < len(a) else "no golden write")
       found.append((n, what, c[j][0] if j < len(c) else (c[-1][0] if c else 0)))
       break
