@@ -263,14 +263,14 @@ def _operand_doc(i: isa.Instr) -> str:
 
 def isa_doc() -> str:
   fields = "\n".join(f"| `{f}` | {lsb + w - 1}:{lsb} | " +
-                     {"op": "opcode", "fn": "function within a unit (or MMUL's T)", "rd": "destination register",
+                     {"op": "opcode", "fn": "function within a unit (or MMUL's and MMUL.BF16's T)", "rd": "destination register",
                       "ra": "first source / base register", "rb": "second source / store data / second base",
-                      "rc": "third source (VSEL condition, VMAC addend) or MMUL's acc flag", "imm": "32-bit immediate",
+                      "rc": "third source (VSEL condition, VMAC addend) or the acc flag of MMUL and MMUL.BF16", "imm": "32-bit immediate",
                       "immhi": "upper 16-bit immediate", "immlo": "lower 16-bit immediate"}[f] + " |"
                      for f, (lsb, w) in isa.FIELDS.items())
   trap_src = {"ok": "`HALT`", "illegal_instruction": "undefined op/fn, reserved bits, operand out of range, LOOP end < 2",
-              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL source, a DMA row's VMEM tiles)",
-              "psum_out_of_range": "a PSUM tile address outside `[0, PSUM_TILES)` (PLD, PST, MMUL destination)",
+              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL and MMUL.BF16 source, a DMA row's VMEM tiles)",
+              "psum_out_of_range": "a PSUM tile address outside `[0, PSUM_TILES)` (PLD, PST, MMUL and MMUL.BF16 destination)",
               "imem_out_of_range": "the next pc outside `[0, program length)`",
               "loop_stack": "a fifth nested loop, a loop not nested inside its parent, LBREAK with no loop",
               "timeout": "the co-simulation watchdog",
