@@ -106,7 +106,7 @@ def test_generator_covers_every_family():
     b = randprog.generate(seed, DEFAULT, dma=True, traps=False)  # every family, no trap on purpose
     for ins, o in mnemonics(b.program):
       seen.add(ins.mnemonic)
-      if ins.mnemonic == "MMUL": tacc.add((o["T"], o["acc"]))
+      if ins.mnemonic in ("MMUL", "MMUL.BF16"): tacc.add((ins.mnemonic, o["T"], o["acc"]))
     status, log, retired = trace(b)
     assert status == ("ok", None, None), f"seed {seed}: {status}"
     assert retired * 20 < b.max_cycles, f"seed {seed}: the watchdog margin is too thin"
@@ -117,7 +117,7 @@ def test_generator_covers_every_family():
       hits["lbreak"] += mn == "LBREAK"
       hits["loop_skipped"] += mn in ("LOOP", "LOOPI") and r != pc + 1
       hits["depth4"] += depth == isa.LOOP_DEPTH
-      if mn == "MMUL":
+      if mn in ("MMUL", "MMUL.BF16"):
         a, p = addr(o, s, "src"), addr(o, s, "dst")
         last_mmul = (i, range(a, a + o["T"]), range(p, p + o["T"]))
       elif last_mmul and i - last_mmul[0] <= 4:
