@@ -129,7 +129,8 @@ def test_generator_covers_every_family():
   want = {i.mnemonic for i in isa.INSTRS} - {"V" + f for f in randprog.RTL_MISSING_VPU} - {"HALT"}
   assert not want - seen, f"never generated: {sorted(want - seen)}"
   assert taken == not_taken == {"BEQ", "BNE", "BLT", "BGE"}, (taken, not_taken)
-  assert tacc == {(T, acc) for T in range(1, 9) for acc in (0, 1)}, sorted(tacc)
+  assert {(T, acc) for _, T, acc in tacc} == {(T, acc) for T in range(1, 9) for acc in (0, 1)}, sorted(tacc)
+  assert {(mn, acc) for mn, _, acc in tacc} == {(mn, acc) for mn in ("MMUL", "MMUL.BF16") for acc in (0, 1)}, sorted(tacc)
   assert all(v > 0 for v in hits.values()), hits
 
 
