@@ -15,7 +15,7 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
   (no 32-bit wrap) and checked against the memory size;
 - LOOP/LOOPI check the loop-stack rules (4 active, nesting) before looking at the count, so a
   skipped loop (count <= 0) traps exactly like one that would push;
-- MMUL checks its VMEM source range before its PSUM destination range;
+- MMUL and MMUL.BF16 check the VMEM source range before the PSUM destination range;
 - DMA.IN/DMA.OUT copy at issue (cycle-free; the RTL interlocks so that every program sees that),
   row by row and tile by tile in increasing order (a later copy of a tile wins), after checking
   every row's VMEM range and then every row's HBM range: a trapping DMA copies nothing. DMA.WAIT
@@ -76,7 +76,7 @@ class Machine:
     self.psum = np.zeros((config.PSUM_TILES, N, N), np.uint32)
     self.hbm = hbm_store.HBM(config.HBM_TILES, N)
     self.dma_shape = (1, 0, 0)                            # DMA.CFG: rows, hstride, vstride
-    self.w = np.zeros((N, N), np.int8)                   # MXU weight tile
+    self.w = np.zeros((N, N), np.uint32)                 # MXU weight tile (the whole MLW tile: int8 and bf16 views)
     self.loops: list[list[int]] = []                     # [start, last body pc, remaining iterations]
     self.pc, self.retired = 0, 0
     self.program: list[int] = []
@@ -167,7 +167,7 @@ class Machine:
       if ins.wb:
         def f(n): v[d] = mem[addr()]
       elif ins.datapath == "mxu":
-        def f(n): m.w = mxu.weights(mem[addr()])
+        def f(n): m.w = mem[addr()].copy()
       else:
         def f(n): mem[addr()] = v[b]
     elif any(x.space == "elem" for x in ins.mems):  # VMEM elements: a gather into vd, or a scatter
@@ -211,13 +211,14 @@ class Machine:
         def f(n): v[d] = op(v[a], v[b], 0, 0, 0)
       else:
         def f(n): v[d] = op(v[a], None, k, r0, c0)
-    elif mn == "MMUL":
+    elif mn in ("MMUL", "MMUL.BF16"):
       T, acc, doff, soff = o["T"], o["acc"], o["dst"], o["src"]
+      run = (lambda old, x, w, acc: mxu.mmul(old, x, mxu.weights(w), acc)) if mn == "MMUL" else mxu.mmul_bf16
       def f(n):
         p, x = s32(s[a]) + doff, s32(s[b]) + soff
         if not (0 <= x and x + T <= VT): raise _Stop("vmem_out_of_range")
         if not (0 <= p and p + T <= PT): raise _Stop("psum_out_of_range")
-        psum[p:p + T] = mxu.mmul(psum[p:p + T], vmem[x:x + T], m.w, acc)
+        psum[p:p + T] = run(psum[p:p + T], vmem[x:x + T], m.w, acc)
     elif mn in ("DMA.IN", "DMA.OUT"):
       T, doff, soff, to_vmem = o["T"], o["dst"], o["src"], mn == "DMA.IN"
       hbm, HT = self.hbm, self.config.HBM_TILES

@@ -1,12 +1,18 @@
-// mxu: the matrix unit. An N x N weight-stationary systolic array (mxu_array) of int8 x int8 ->
-// int32 PEs with a shadow weight bank, fed from its own VMEM read port and writing (or
-// accumulating) result rows into PSUM through its own port.
+// mxu: the matrix unit. An N x N weight-stationary systolic array (mxu_array) of PEs with a
+// shadow weight bank, int8 x int8 -> int32 or bf16 x bf16 -> fp32 per MMUL, fed from its own VMEM
+// read port and writing (or accumulating) result rows into PSUM through its own port.
 //
 // Commands (ready/valid, in order, through a CMDQ_DEPTH-entry queue):
-//   MLW  (cmd_mlw_i = 1): cmd_w_i is the weight tile read from VMEM; the low 8 bits of each
-//        lane are kept. It is written into the idle bank once no row in flight still reads
-//        that bank, and every later MMUL uses it.
-//   MMUL (cmd_mlw_i = 0): for t < T, r < N: PSUM[paddr+t] row r (= or +=) int8(VMEM[vaddr+t] row r) x W.
+//   MLW  (cmd_mlw_i = 1): cmd_w_i is the weight tile read from VMEM; of each lane the bits an
+//        MMUL may use are kept: 7:0 (int8) and 31:16 (bf16). It is written into the idle bank
+//        once no row in flight still reads that bank, and every later MMUL uses it, in either
+//        mode (the weights have no mode: an MMUL.BF16 after any MLW reads the high halves).
+//   MMUL (cmd_mlw_i = 0, cmd_bf16_i = 0): for t < T, r < N: PSUM[paddr+t] row r (= or +=)
+//        int8(VMEM[vaddr+t] row r) x int8(W), int32 wrap.
+//   MMUL.BF16 (cmd_mlw_i = 0, cmd_bf16_i = 1): the same with x = bf16 (lane bits 31:16, bits
+//        15:0 ignored) and fp32 sums: s[n] = x0*W[0][n], then s += xk*W[k][n] for k = 1..N-1 in
+//        order (mxu_array), every op fp32_pkg's (RNE, subnormals, canonical NaN); PSUM = s or
+//        PSUM fp32+ s (psum_fp_o tells PSUM to add as fp32).
 //   A command with T = 0 or a tile outside VMEM/PSUM is dropped and flags err_o (a pulse).
 //
 // Pipeline: queue -> fetch (one VMEM tile read per cycle, 1-cycle read latency) -> 3-entry tile
@@ -19,7 +25,9 @@
 // used by rows in flight (stall_o).
 // Latency: a row is written to PSUM 2N-1 cycles after it enters the array (row_o); the first row
 // of an MMUL accepted into an idle MXU enters 1 cycle after acceptance, so its last PSUM write
-// lands at accept + 1 + T*N - 1 + 2N-1, i.e. after T*N + 2N cycles (fill/drain 2N).
+// lands at accept + 1 + T*N - 1 + 2N-1, i.e. after T*N + 2N cycles (fill/drain 2N). The same for
+// MMUL.BF16: every row carries its mode through the array and the sideband, each PE does its fp32
+// multiply-add in its one cycle, so the two modes share every timing rule and interleave freely.
 module mxu
   import tinytpu_pkg::*;
 #(
@@ -39,14 +47,17 @@ module mxu
   input  logic [31:0]                   cmd_vaddr_i,
   input  logic [7:0]                    cmd_t_i,
   input  logic                          cmd_acc_i,
+  input  logic                          cmd_bf16_i,  // MMUL: bf16 x bf16 -> fp32 (MMUL.BF16)
   output logic                          err_o,
   // VMEM read port: data on vmem_rdata_i the cycle after vmem_req_o (addresses are pre-checked)
   output logic                          vmem_req_o,
   output logic [31:0]                   vmem_addr_o,
   input  logic [N*N*32-1:0]             vmem_rdata_i,
-  // PSUM row write port (psum_acc_o: add to the stored row instead of overwriting it)
+  // PSUM row write port (psum_acc_o: add to the stored row instead of overwriting it; int32, or
+  // fp32 when psum_fp_o)
   output logic                          psum_we_o,
   output logic                          psum_acc_o,
+  output logic                          psum_fp_o,   // with psum_acc_o: the add is fp32 (MMUL.BF16)
   output logic [31:0]                   psum_addr_o,
   output logic [$clog2(N)-1:0]          psum_row_o,
   output logic [N*32-1:0]               psum_wdata_o,
@@ -71,24 +82,26 @@ module mxu
   `ASSERT_INIT(CmdQDepth, CMDQ_DEPTH >= 1)
   // the command port is valid/ready: an offered command stays, unchanged, until it is taken
   `ASSERT(CmdHeld, cmd_valid_i && !cmd_ready_o |=> cmd_valid_i)
-  `ASSERT(CmdStable, cmd_valid_i && !cmd_ready_o |=> $stable({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i}))
+  `ASSERT(CmdStable, cmd_valid_i && !cmd_ready_o |=> $stable({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i, cmd_bf16_i}))
   `ASSERT_KNOWN(CmdValidKnown, cmd_valid_i)
-  `ASSERT(CmdKnown, cmd_valid_i |-> !$isunknown({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i}))
+  `ASSERT(CmdKnown, cmd_valid_i |-> !$isunknown({cmd_mlw_i, cmd_paddr_i, cmd_vaddr_i, cmd_t_i, cmd_acc_i, cmd_bf16_i}))
 
   typedef struct packed {
     logic              mlw;
-    logic [N*N*8-1:0]  w;
+    logic [N*N*24-1:0] w;
     logic [PA_W-1:0]   paddr;
     logic [VA_W-1:0]   vaddr;
     logic [7:0]        t;
     logic              acc;
+    logic              bf16;
   } cmd_t;
 
   typedef struct packed {
     logic              mlw;
-    logic [N*N*8-1:0]  data;   // MLW: weights; MMUL: the activation tile (int8 lanes)
+    logic [N*N*24-1:0] data;   // MLW: weights; MMUL: the activation tile (lanes(): 24 bits a lane)
     logic [PA_W-1:0]   paddr;  // MMUL: the PSUM tile of this activation tile
     logic              acc;
+    logic              bf16;   // MMUL: bf16 mode
   } tile_t;
 
   typedef struct packed {
@@ -97,10 +110,12 @@ module mxu
     logic [PA_W-1:0]   paddr;
     logic [RW-1:0]     row;
     logic              acc;
+    logic              bf16;
   } side_t;
 
-  function automatic logic [N*N*8-1:0] low_bytes(logic [N*N*32-1:0] t);
-    for (int i = 0; i < N * N; i++) low_bytes[8*i +: 8] = t[32*i +: 8];
+  // the bits of a lane either mode may use: {bf16 = lane[31:16], int8 = lane[7:0]}
+  function automatic logic [N*N*24-1:0] lanes(logic [N*N*32-1:0] t);
+    for (int i = 0; i < N * N; i++) lanes[24*i +: 24] = {t[32*i+16 +: 16], t[32*i +: 8]};
   endfunction
 
   // ---------------------------------------------------------------------------------------------
@@ -128,8 +143,8 @@ module mxu
     end else begin
       err_q <= cmd_valid_i && cmd_ready_o && cmd_bad;
       if (q_push) begin
-        q_q[q_wr_q] <= '{mlw: cmd_mlw_i, w: low_bytes(cmd_w_i), paddr: cmd_paddr_i[PA_W-1:0],
-                         vaddr: cmd_vaddr_i[VA_W-1:0], t: cmd_t_i, acc: cmd_acc_i};
+        q_q[q_wr_q] <= '{mlw: cmd_mlw_i, w: lanes(cmd_w_i), paddr: cmd_paddr_i[PA_W-1:0],
+                         vaddr: cmd_vaddr_i[VA_W-1:0], t: cmd_t_i, acc: cmd_acc_i, bf16: cmd_bf16_i};
         q_wr_q <= q_wr_q == QI'(CMDQ_DEPTH - 1) ? '0 : q_wr_q + 1'b1;
       end
       if (q_pop) q_rd_q <= q_rd_q == QI'(CMDQ_DEPTH - 1) ? '0 : q_rd_q + 1'b1;
@@ -151,7 +166,7 @@ module mxu
   logic [7:0]    ft_q;            // next tile of the head MMUL
   logic          rd_pend_q;       // a VMEM read was issued last cycle: its data is here now
   logic [PA_W-1:0] rd_paddr_q;
-  logic          rd_acc_q;
+  logic          rd_acc_q, rd_bf16_q;
   logic [1:0]    tb_cnt_q;        // tile buffer occupancy (0..TBD)
   logic [2:0]    tb_used;         // entries taken or promised: buffered, read in flight, MLW moving in
   logic          issue_q, issue, mlw_fwd, tb_push, tb_pop;
@@ -184,16 +199,19 @@ module mxu
       rd_pend_q  <= 1'b0;
       rd_paddr_q <= '0;
       rd_acc_q   <= 1'b0;
+      rd_bf16_q  <= 1'b0;
     end else begin
       rd_pend_q <= issue;
       if (issue_c) begin
         // the rest of the MMUL (if any) is the head next cycle, at its second tile
         rd_paddr_q <= cmd_paddr_i[PA_W-1:0];
         rd_acc_q   <= cmd_acc_i;
+        rd_bf16_q  <= cmd_bf16_i;
         ft_q       <= cmd_t_i == 8'd1 ? 8'd0 : 8'd1;
       end else if (issue_q) begin
         rd_paddr_q <= head.paddr + PA_W'(ft_q);
         rd_acc_q   <= head.acc;
+        rd_bf16_q  <= head.bf16;
         ft_q       <= q_pop ? 8'd0 : ft_q + 8'd1;
       end
     end
@@ -201,8 +219,8 @@ module mxu
 
   assign tb_push = rd_pend_q || mlw_fwd;
   always_comb begin
-    tb_in = '{mlw: 1'b0, data: low_bytes(vmem_rdata_i), paddr: rd_paddr_q, acc: rd_acc_q};
-    if (!rd_pend_q) tb_in = '{mlw: 1'b1, data: head.w, paddr: '0, acc: 1'b0};
+    tb_in = '{mlw: 1'b0, data: lanes(vmem_rdata_i), paddr: rd_paddr_q, acc: rd_acc_q, bf16: rd_bf16_q};
+    if (!rd_pend_q) tb_in = '{mlw: 1'b1, data: head.w, paddr: '0, acc: 1'b0, bf16: 1'b0};
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -277,8 +295,16 @@ module mxu
     if (!rst_ni) begin
       for (int s = 0; s < int'(LAT); s++) side_q[s] <= '0;
     end else begin
-      side_q[0] <= '{valid: row_in, bank: wbank_q, paddr: cur.paddr, row: er_q, acc: cur.acc};
+      side_q[0] <= '{valid: row_in, bank: wbank_q, paddr: cur.paddr, row: er_q, acc: cur.acc, bf16: cur.bf16};
       for (int s = 1; s < int'(LAT); s++) side_q[s] <= side_q[s-1];
+    end
+  end
+
+  // the activation row of the mode: element k is the lane's bf16 or its int8 (high byte zero)
+  logic [N*16-1:0] a_row;
+  always_comb begin
+    for (int k = 0; k < N; k++) begin
+      a_row[16*k +: 16] = cur.bf16 ? cur.data[24*(N*er_q+k)+8 +: 16] : {8'd0, cur.data[24*(N*er_q+k) +: 8]};
     end
   end
 
@@ -288,13 +314,15 @@ module mxu
     .w_we_i   (w_we),
     .w_bank_i (!wbank_q),
     .w_i      (cur.data),
-    .a_i      (cur.data[N*8*er_q +: N*8]),
+    .a_i      (a_row),
     .bank_i   (wbank_q),
+    .fp_i     (row_in && cur.bf16),
     .sum_o    (psum_wdata_o)
   );
 
   assign psum_we_o   = side_q[LAT-1].valid;
   assign psum_acc_o  = side_q[LAT-1].acc;
+  assign psum_fp_o   = side_q[LAT-1].bf16;
   assign psum_addr_o = 32'(side_q[LAT-1].paddr);
   assign psum_row_o  = side_q[LAT-1].row;
 
@@ -306,6 +334,8 @@ module mxu
   `ASSERT(WeightBankFree, w_we |-> !other_busy)
   // every row lands inside PSUM, on a known address
   `ASSERT(PsumAddrInRange, psum_we_o |-> psum_addr_o < 32'(PSUM_TILES))
-  `ASSERT(PsumWriteKnown, psum_we_o |-> !$isunknown({psum_acc_o, psum_addr_o, psum_row_o, psum_wdata_o}))
+  `ASSERT(PsumWriteKnown, psum_we_o |-> !$isunknown({psum_acc_o, psum_fp_o, psum_addr_o, psum_row_o, psum_wdata_o}))
+  // an MLW carries no mode; a bf16 row is an MMUL row
+  `ASSERT_NEVER(MlwWithMode, cur_v && cur.mlw && cur.bf16)
   `ASSERT_KNOWN(StatusKnown, {err_o, busy_o, row_o, stall_o, cmd_ready_o, vmem_req_o, psum_we_o})
 endmodule

@@ -1,7 +1,8 @@
 // psum: the MXU accumulator memory, TILES tiles of N x N int32 lanes (lane [r][c] at bits
 // (r*N+c)*32 +: 32), with three ports: core read (tile), core write (tile) and the MXU's row
 // write, which either overwrites row r of a tile or adds to it (read-modify-write in the same
-// cycle, int32 wrap).
+// cycle): int32 wrap, or with mxu_fp_i (MMUL.BF16) the fp32 sum old + row per lane
+// (fp32_pkg::add: RNE, subnormals, canonical NaN).
 // Core reads are synchronous (data and err the cycle after the request) and see the memory
 // before that cycle's writes. If the core and the MXU write the same tile in one cycle (the core
 // interlocks so it does not), the core's tile is written first and the MXU row on top of it.
@@ -35,6 +36,7 @@ module psum
   // MXU row write / accumulate
   input  logic                 mxu_we_i,
   input  logic                 mxu_acc_i,
+  input  logic                 mxu_fp_i,
   input  logic [31:0]          mxu_addr_i,
   input  logic [$clog2(N)-1:0] mxu_row_i,
   input  logic [N*32-1:0]      mxu_data_i,
@@ -69,9 +71,16 @@ module psum
   // not written since reset)
   assign mxu_fresh = !valid_q[mxu_addr_i[AW-1:0]];
   assign old_row   = mxu_fresh ? '0 : mem_q[mxu_addr_i[AW-1:0]][N*32*mxu_row_i +: N*32];
+  // (an fp32 accumulate adds lane by lane in one small loop, evaluated only for such a write)
   always_comb begin
-    for (int n = 0; n < N; n++)
-      new_row[32*n +: 32] = mxu_data_i[32*n +: 32] + (mxu_acc_i ? old_row[32*n +: 32] : 32'd0);
+    if (mxu_acc_i && mxu_fp_i) begin
+      /*verilator unroll_disable*/
+      for (int n = 0; n < N; n++)
+        new_row[32*n +: 32] = fp32_pkg::add(old_row[32*n +: 32], mxu_data_i[32*n +: 32]);
+    end else begin
+      for (int n = 0; n < N; n++)
+        new_row[32*n +: 32] = mxu_data_i[32*n +: 32] + (mxu_acc_i ? old_row[32*n +: 32] : 32'd0);
+    end
   end
 
   // the storage has no reset (valid_q masks it). In program order, so later writes win: a fresh

@@ -206,12 +206,12 @@ module tensorcore
   assign is_pld  = iss && dp == DP_PLD;
   assign is_pst  = iss && dp == DP_PST;
   assign is_mlw  = iss && dp == DP_MXU && op == OP_MLW;   // the MXU's two commands
-  assign is_mmul = iss && dp == DP_MXU && op == OP_MMUL;
+  assign is_mmul = iss && dp == DP_MXU && (op == OP_MMUL || op == OP_MMULBF);
   assign is_gth  = iss && dp == DP_GATHER;
   assign is_sct  = iss && dp == DP_SCATTER;
 
   logic [L-1:0][31:0] psum_rd, mxu_vdata;
-  logic               mxu_vreq, mxu_pwe, mxu_pacc;
+  logic               mxu_vreq, mxu_pwe, mxu_pacc, mxu_pfp;
   logic [31:0]        mxu_vaddr, mxu_paddr;
   logic [$clog2(N)-1:0] mxu_prow;
   logic [N*32-1:0]    mxu_pdata;
@@ -264,6 +264,7 @@ module tensorcore
     .wr_err_o    (mem_errs[4]),
     .mxu_we_i    (mxu_pwe),
     .mxu_acc_i   (mxu_pacc),
+    .mxu_fp_i    (mxu_pfp),
     .mxu_addr_i  (mxu_paddr),
     .mxu_row_i   (mxu_prow),
     .mxu_data_i  (mxu_pdata),
@@ -358,7 +359,7 @@ module tensorcore
   // ---------------------------------------------------------------------------------------------
   // MXU: a command register between the issue and the MXU's queue (the MLW's weights arrive from
   // VMEM the cycle after issue); it holds a command the MXU does not accept yet
-  logic               cmd_q, cmd_mlw_q, cmd_acc_q, cmd_fresh_q;
+  logic               cmd_q, cmd_mlw_q, cmd_acc_q, cmd_bf16_q, cmd_fresh_q;
   logic [31:0]        cmd_paddr_q, cmd_vaddr_q;
   logic [7:0]         cmd_t_q;
   logic [L-1:0][31:0] cmd_w_q, cmd_w;
@@ -373,6 +374,7 @@ module tensorcore
       cmd_q       <= 1'b0;
       cmd_mlw_q   <= 1'b0;
       cmd_acc_q   <= 1'b0;
+      cmd_bf16_q  <= 1'b0;
       cmd_fresh_q <= 1'b0;
       cmd_paddr_q <= '0;
       cmd_vaddr_q <= '0;
@@ -387,6 +389,7 @@ module tensorcore
         cmd_mlw_q   <= is_mlw;
         cmd_fresh_q <= is_mlw;
         cmd_acc_q   <= rc[0];
+        cmd_bf16_q  <= op == OP_MMULBF;
         cmd_paddr_q <= iss_addr;
         cmd_vaddr_q <= is_mlw ? iss_addr : iss_addr2;
         cmd_t_q     <= is_mlw ? 8'd1 : fn;
@@ -405,12 +408,14 @@ module tensorcore
     .cmd_vaddr_i  (cmd_vaddr_q),
     .cmd_t_i      (cmd_t_q),
     .cmd_acc_i    (cmd_acc_q),
+    .cmd_bf16_i   (cmd_bf16_q),
     .err_o        (mxu_err),
     .vmem_req_o   (mxu_vreq),
     .vmem_addr_o  (mxu_vaddr),
     .vmem_rdata_i (mxu_vdata),
     .psum_we_o    (mxu_pwe),
     .psum_acc_o   (mxu_pacc),
+    .psum_fp_o    (mxu_pfp),
     .psum_addr_o  (mxu_paddr),
     .psum_row_o   (mxu_prow),
     .psum_wdata_o (mxu_pdata),

@@ -57,6 +57,7 @@ package tinytpu_pkg;
     OP_XLU = 8'd64,
     OP_MLW = 8'd80,
     OP_MMUL = 8'd81,
+    OP_MMULBF = 8'd82,
     OP_DMAIN = 8'd96,
     OP_DMAOUT = 8'd97,
     OP_DMAWAIT = 8'd98,
@@ -420,6 +421,7 @@ package tinytpu_pkg;
       end
       8'h50: m = 64'hff000f00ffffffff;  // MLW
       8'h51: m = 64'hffff0fffffffffff;  // MMUL
+      8'h52: m = 64'hffff0fffffffffff;  // MMUL.BF16
       8'h60: m = 64'hffff0ff0ffffffff;  // DMA.IN
       8'h61: m = 64'hffff0ff0ffffffff;  // DMA.OUT
       8'h62: m = 64'hff00000000000000;  // DMA.WAIT
@@ -758,6 +760,15 @@ package tinytpu_pkg;
         d.vt_rd = 1'b1;
       end
       OP_MMUL: begin  // MMUL
+        d.dp = DP_MXU;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.mp_wr = 1'b1;
+        d.mv_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1 || 32'(w.rc) > 32'd1;
+      end
+      OP_MMULBF: begin  // MMUL.BF16
         d.dp = DP_MXU;
         d.vec = 1'b1;
         d.rsa = 1'b1;

@@ -115,7 +115,7 @@ def test_generator_covers_every_family():
     b = randprog.generate(seed, DEFAULT, dma=True, traps=False)  # every family, no trap on purpose
     for ins, o in mnemonics(b.program):
       seen.add(ins.mnemonic)
-      if ins.mnemonic == "MMUL": tacc.add((o["T"], o["acc"]))
+      if ins.mnemonic in ("MMUL", "MMUL.BF16"): tacc.add((ins.mnemonic, o["T"], o["acc"]))
     status, log, retired = trace(b)
     assert status == ("ok", None, None), f"seed {seed}: {status}"
     assert retired * 20 < b.max_cycles, f"seed {seed}: the watchdog margin is too thin"
@@ -126,7 +126,7 @@ def test_generator_covers_every_family():
       hits["lbreak"] += mn == "LBREAK"
       hits["loop_skipped"] += mn in ("LOOP", "LOOPI") and r != pc + 1
       hits["depth4"] += depth == isa.LOOP_DEPTH
-      if mn == "MMUL":
+      if mn in ("MMUL", "MMUL.BF16"):
         a, p = addr(o, s, "src"), addr(o, s, "dst")
         last_mmul = (i, range(a, a + o["T"]), range(p, p + o["T"]))
       elif last_mmul and i - last_mmul[0] <= 4:
@@ -138,7 +138,8 @@ def test_generator_covers_every_family():
   want = {i.mnemonic for i in isa.INSTRS} - {"V" + f for f in randprog.RTL_MISSING_VPU} - {"HALT"}
   assert not want - seen, f"never generated: {sorted(want - seen)}"
   assert taken == not_taken == {"BEQ", "BNE", "BLT", "BGE"}, (taken, not_taken)
-  assert tacc == {(T, acc) for T in range(1, 9) for acc in (0, 1)}, sorted(tacc)
+  assert {(T, acc) for _, T, acc in tacc} == {(T, acc) for T in range(1, 9) for acc in (0, 1)}, sorted(tacc)
+  assert {(mn, acc) for mn, _, acc in tacc} == {(mn, acc) for mn in ("MMUL", "MMUL.BF16") for acc in (0, 1)}, sorted(tacc)
   assert all(v > 0 for v in hits.values()), hits
 
 

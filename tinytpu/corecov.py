@@ -81,7 +81,7 @@ def _mxu_distances(b: bundle.Bundle, log) -> list[int]:
   at = lambda v, s, name: interp.s32(s[v[name + "_base"]]) + v[name]
   for i, (pc, _d, s) in enumerate(log):
     d = dec(pc)
-    if d is None or d[0].mnemonic != "MMUL":
+    if d is None or d[0].mnemonic not in ("MMUL", "MMUL.BF16"):
       continue
     o = d[1]
     src, dst = range(at(o, s, "src"), at(o, s, "src") + o["T"]), range(at(o, s, "dst"), at(o, s, "dst") + o["T"])

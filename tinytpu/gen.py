@@ -198,6 +198,21 @@ reduces every row with that tree, then reduces the row results with the same tre
 reductions return NaN if any element is NaN. Argmax/argmin return the first index of the extreme
 value.
 
+## MXU modes
+
+`MLW` latches the whole weight tile; the mode belongs to the matrix multiply. `MMUL` reads each
+lane's low 8 bits (int8, int32 wrapping sums); `MMUL.BF16` reads each lane's high 16 bits as a
+bf16 (the backend's bf16 buffers: one value a lane as an fp32 pattern, low half zero) and
+**ignores the low 16 bits** (truncation, never rounding). Mixing is defined: one `MLW` may serve
+`MMUL`s and `MMUL.BF16`s in any order. `MMUL.BF16` computes, for every output lane, in this fixed
+order (the order of the systolic column, PE row k = 0 first):
+`s = x0*w0`, then `s = s + xk*wk` for `k = 1 .. N-1`, then with `acc = 1` `PSUM = PSUM + s`. Each
+product and each sum is one IEEE fp32 operation of the VPU's conventions (doc/fp.md): round to
+nearest even, subnormals kept (no flush to zero), overflow to +-inf, a NaN result is the canonical
+`0x7FC00000`, exact cancellation gives +0. A bf16 x bf16 product is exact in fp32 unless it
+over- or underflows. So all products -0 give -0, and -0 + +0 = +0. The PSUM value an accumulating
+`MMUL.BF16` adds to is read as fp32 bits whatever wrote it.
+
 ## Dual issue
 
 The instruction at pc + 1 may issue in the same cycle as the one at pc when their classes differ,
@@ -263,14 +278,14 @@ def _operand_doc(i: isa.Instr) -> str:
 
 def isa_doc() -> str:
   fields = "\n".join(f"| `{f}` | {lsb + w - 1}:{lsb} | " +
-                     {"op": "opcode", "fn": "function within a unit (or MMUL's T)", "rd": "destination register",
+                     {"op": "opcode", "fn": "function within a unit (or MMUL's and MMUL.BF16's T)", "rd": "destination register",
                       "ra": "first source / base register", "rb": "second source / store data / second base",
-                      "rc": "third source (VSEL condition, VMAC addend) or MMUL's acc flag", "imm": "32-bit immediate",
+                      "rc": "third source (VSEL condition, VMAC addend) or the acc flag of MMUL and MMUL.BF16", "imm": "32-bit immediate",
                       "immhi": "upper 16-bit immediate", "immlo": "lower 16-bit immediate"}[f] + " |"
                      for f, (lsb, w) in isa.FIELDS.items())
   trap_src = {"ok": "`HALT`", "illegal_instruction": "undefined op/fn, reserved bits, operand out of range, LOOP end < 2",
-              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL source, a DMA row's VMEM tiles)",
-              "psum_out_of_range": "a PSUM tile address outside `[0, PSUM_TILES)` (PLD, PST, MMUL destination)",
+              "vmem_out_of_range": "a VMEM tile address outside `[0, VMEM_TILES)` (VLD, VST, MLW, MMUL and MMUL.BF16 source, a DMA row's VMEM tiles)",
+              "psum_out_of_range": "a PSUM tile address outside `[0, PSUM_TILES)` (PLD, PST, MMUL and MMUL.BF16 destination)",
               "imem_out_of_range": "the next pc outside `[0, program length)`",
               "loop_stack": "a fifth nested loop, a loop not nested inside its parent, LBREAK with no loop",
               "timeout": "the co-simulation watchdog",

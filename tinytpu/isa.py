@@ -208,7 +208,7 @@ OP = {
   "VSPLAT": 0x10, "VEXTRACT": 0x11,
   "VLD": 0x20, "VST": 0x21, "PLD": 0x22, "PST": 0x23, "VMOV": 0x24, "VZERO": 0x25, "VFILL": 0x26,
   "VGATHER": 0x27, "VSCATTER": 0x28,
-  "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51,
+  "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51, "MMULBF": 0x52,
   "DMAIN": 0x60, "DMAOUT": 0x61, "DMAWAIT": 0x62, "DMACFG": 0x63,
 }
 
@@ -440,12 +440,18 @@ def _build() -> list[Instr]:
   for i, (name, spec, sem) in enumerate(_XLU):
     add(name, OP["XLU"], i, _ops("out " + spec), "xlu", sem, group="XLU", datapath="xlu", issue="compute", perf="xlu_ops")
   add("MLW", OP["MLW"], None, _ops("addr:mem:ra+imm:vmem"), "mxu",
-      "W = low 8 bits (int8) of every lane of VMEM[sa + imm]; every later MMUL uses W", group="MXU", traps=_MEM_TRAP_V,
+      "W = VMEM[sa + imm]; every later MMUL uses the low 8 bits of each lane as an int8 weight, every later MMUL.BF16 "
+      "the high 16 bits as a bf16 weight (whichever mode loaded it: W is the tile, not a mode)", group="MXU", traps=_MEM_TRAP_V,
       datapath="mxu")
+  mmul_traps = "vmem_out_of_range if a tile a..a+T-1 is outside VMEM; psum_out_of_range if p..p+T-1 is outside PSUM"
   add("MMUL", OP["MMUL"], None, _ops("out dst:mem:ra+immhi:psum:T, src:mem:rb+immlo:vmem:T, T:uimm:fn:1:255, acc:uimm:rc:0:1"), "mxu",
-      "for t < T, r < N, n < N: PSUM[p+t][r][n] (= if acc=0, += if acc=1) sum_k int8(VMEM[a+t][r][k]) * W[k][n], int32 wrap; "
-      "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU", datapath="mxu",
-      traps="vmem_out_of_range if a tile a..a+T-1 is outside VMEM; psum_out_of_range if p..p+T-1 is outside PSUM")
+      "for t < T, r < N, n < N: PSUM[p+t][r][n] (= if acc=0, += if acc=1) sum_k int8(VMEM[a+t][r][k]) * int8(W[k][n]), int32 wrap; "
+      "p = sa + immhi, a = sb + immlo (16-bit signed offsets)", group="MXU", datapath="mxu", traps=mmul_traps)
+  add("MMUL.BF16", OP["MMULBF"], None, _ops("out dst:mem:ra+immhi:psum:T, src:mem:rb+immlo:vmem:T, T:uimm:fn:1:255, acc:uimm:rc:0:1"), "mxu",
+      "MMUL with bf16 operands and fp32 sums: x = bf16(VMEM[a+t][r][k]), w = bf16(W[k][n]) (a lane's high 16 bits, its low 16 "
+      "bits ignored); s = x0*w0, then s = s + xk*wk for k = 1..N-1 in that order, every product and sum an fp32 op (RNE, "
+      "subnormals kept, NaN canonical); PSUM[p+t][r][n] = s if acc=0, = PSUM[p+t][r][n] + s (fp32) if acc=1", group="MXU",
+      datapath="mxu", traps=mmul_traps)
   g = "DMA (HBM)"
   add("DMA.IN", OP["DMAIN"], None, _ops("out dst:mem:ra+immhi:vmem:T, src:mem:rb+immlo:hbm:T, T:uimm:fn:1:255"), "dma",
       f"{_DMA_SHAPE}: VMEM[v + r*vstride + t] = HBM[h + r*hstride + t], v = sa + immhi, h = sb + immlo (16-bit signed "

@@ -49,7 +49,7 @@ def _units() -> dict[str, tuple]:
   from tinytpu.tb.vpu import sources as vpu_sources
   core = sorted(p.name for p in tools.RTL.glob("*.sv") if p.name != "tinytpu_pkg.sv")
   mem = lambda u, p: (u, [f"{u}.sv"], "tinytpu.tb.mem.tests", p, None, {"TINYTPU_UNIT": u})  # noqa: E731
-  mxu = ("mxu_tb", ["mxu_pe.sv", "mxu_array.sv", "mxu.sv", "vmem.sv", "psum.sv", str(tools.ROOT / "tb/mxu/mxu_tb.sv")],
+  mxu = ("mxu_tb", ["fp32_pkg.sv", "mxu_pe.sv", "mxu_array.sv", "mxu.sv", "vmem.sv", "psum.sv", str(tools.ROOT / "tb/mxu/mxu_tb.sv")],
          "tinytpu.tb.mxu.tests", {"N": 4, "VMEM_TILES": 256, "PSUM_TILES": 256}, "MxuDirected,MxuWeightSwap,MxuRandom,MxuGemm,MxuTrace", None)
   vpu = ("vpu", [p.name if p.parent == tools.RTL else str(p) for p in vpu_sources()], "tinytpu.tb.vpu.tests", {"N": 4, "TAG_W": 8}, None, None)
   # the core env's CorePrograms reached too little of the SXU's interlocks (doc/mutation.md): the

@@ -175,7 +175,7 @@ def analyze(name: str, program: list[int], config: Config, result: bundle.Result
     for k in range(r):
       ins, vals, text = dec[pc + k] if pc + k < len(dec) else (None, {}, "outside the program")
       issues.append(Issue(t, pc + k, ins, text))
-      if ins is not None and ins.mnemonic == "MMUL":
+      if ins is not None and ins.mnemonic in ("MMUL", "MMUL.BF16"):
         streams.append([pc + k, vals["T"] * N])  # T tiles of N activation rows, one row per busy cycle
     if r == 0:
       cause = next((s for s, v in zip(STALLS, sv) if v), None)

@@ -165,7 +165,7 @@ def _cost(w: int, c: Config) -> int:
     ins, vals = isa.decode(w, c.N)
   except isa.IllegalInstruction:  # a trap on purpose: it ends the program
     return 24
-  if ins.mnemonic == "MMUL": return vals["T"] * c.N + 4 * c.N + 24
+  if ins.mnemonic in ("MMUL", "MMUL.BF16"): return vals["T"] * c.N + 4 * c.N + 24
   if ins.datapath == "dma": return 2 * c.HBM_LATENCY + -(-vals["T"] * randdma.MAX_ROWS * c.HBM_BW_DEN // c.HBM_BW_NUM) * 2 + 24
   return 24 + 4 * c.N
 
@@ -190,6 +190,11 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
   def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False,
                traps: bool = False):
     self.rng = np.random.default_rng(seed)
+    # MMUL's mode (MMUL or MMUL.BF16) from a stream of its own: adding the bf16 mode left every
+    # seed's program as it was except for the mnemonic of some MMULs. Their bf16 operands are the
+    # tiles' high halves: "fp" tiles give bf16 values with nonzero (ignored) low bits, "any" tiles
+    # fp32 specials, int8 tiles +-0, tiny values and NaNs.
+    self.mode_rng = np.random.default_rng([seed, 0xBF16])
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
     self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
@@ -357,7 +362,8 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     if r.random() < .5:  # fresh weights right before (MLW while an earlier MMUL may still stream)
       pre, b, off = self.addr(VW)
       out.append(Op(pre + [self.w("MLW", addr=off, addr_base=b)], "mlw"))
-    out.append(Op(dpre + spre + [self.w("MMUL", dst=doff, dst_base=db, src=soff, src_base=sb, T=T, acc=acc)], "mmul"))
+    mn = "MMUL.BF16" if self.mode_rng.random() < .4 else "MMUL"  # both modes on the same weights and tiles
+    out.append(Op(dpre + spre + [self.w(mn, dst=doff, dst_base=db, src=soff, src_base=sb, T=T, acc=acc)], "mmul" if mn == "MMUL" else "mmul_bf16"))
     self.hot = (self.src_tile(spre, sb, soff), T, self.src_tile(dpre, db, doff))
     return out
 

@@ -1,6 +1,7 @@
 """MXU unit environment: commands in through a kit agent, the MXU's PSUM row writes and PSUM
 read-back out through monitors, checked against tinytpu.golden.mxu by a scoreboard that keeps a
-model of VMEM, PSUM and the latest weights."""
+model of VMEM, PSUM and the latest weight tile (MMUL: int8 x int8 -> int32, MMUL.BF16: bf16 x
+bf16 -> fp32, doc/isa.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +13,7 @@ from tinytpu.tb import kit
 
 T_BINS = ["1", "2", "3-4", "5-8", "9-32", "33+"]
 CMDS = ["MLW", "MMUL"]
+MODES = ["int8", "bf16"]
 EVENTS = ["mlw_while_busy", "mmul_while_busy", "cmdq_full", "bank_stall", "err_psum", "err_vmem", "err_t0"]
 
 
@@ -20,10 +22,10 @@ def t_bin(t: int) -> str:
 
 
 class Cmd(kit.Item):
-  """One MXU command: MLW (mlw=1, weight tile w) or MMUL (paddr, vaddr, t, acc)."""
-  def __init__(self, name="cmd", mlw=0, w=None, paddr=0, vaddr=0, t=1, acc=0, delay=0, n=4):
+  """One MXU command: MLW (mlw=1, weight tile w) or MMUL (paddr, vaddr, t, acc; bf16=1: MMUL.BF16)."""
+  def __init__(self, name="cmd", mlw=0, w=None, paddr=0, vaddr=0, t=1, acc=0, delay=0, n=4, bf16=0):
     super().__init__(name)
-    self.mlw, self.paddr, self.vaddr, self.t, self.acc, self.delay = mlw, paddr, vaddr, t, acc, delay
+    self.mlw, self.paddr, self.vaddr, self.t, self.acc, self.delay, self.bf16 = mlw, paddr, vaddr, t, acc, delay, bf16
     self.w = np.zeros((n, n), np.uint32) if w is None else w
 
 
@@ -49,7 +51,7 @@ class MxuScoreboard(kit.Scoreboard):
     self.n, self.vm_tiles, self.ps_tiles = n, vm, ps
     self.vmem = np.zeros((vm, n, n), np.uint32)
     self.psum = np.zeros((ps, n, n), np.uint32)
-    self.w = np.zeros((n, n), np.int8)
+    self.w = np.zeros((n, n), np.uint32)  # the raw tile of the last MLW (both modes read it)
     self.errs_expected = self.errs_seen = 0
     self.broken = getattr(parent.parent, "broken", False)  # MxuBrokenModel: a deliberately wrong model
     self.vm_export = kit.Export("vm_export", self, self.write_vm)
@@ -64,16 +66,18 @@ class MxuScoreboard(kit.Scoreboard):
     if bad(cmd, self.vm_tiles, self.ps_tiles):
       self.errs_expected += 1; return
     if cmd.mlw:
-      self.w = golden.weights(cmd.w)
+      self.w = cmd.w.copy()
       if self.broken: self.w = self.w.T.copy()
       return
     acts = self.vmem[cmd.vaddr:cmd.vaddr + cmd.t]
-    prod = golden.mmul(np.zeros_like(acts), acts, self.w, 0)
+    # the row the array writes is the product alone; PSUM adds it (int32 or fp32) when acc = 1
+    run = golden.mmul_bf16 if cmd.bf16 else (lambda old, a, w, acc: golden.mmul(old, a, golden.weights(w), acc))
+    prod = run(np.zeros_like(acts), acts, self.w, 0)
     for t in range(cmd.t):
       for r in range(self.n):
-        self.expected.append((cmd, {"addr": cmd.paddr + t, "row": r, "acc": cmd.acc, "data": prod[t, r]}))
+        self.expected.append((cmd, {"addr": cmd.paddr + t, "row": r, "acc": cmd.acc, "fp": cmd.bf16, "data": prod[t, r]}))
     p = slice(cmd.paddr, cmd.paddr + cmd.t)
-    self.psum[p] = golden.mmul(self.psum[p], acts, self.w, cmd.acc)
+    self.psum[p] = run(self.psum[p], acts, self.w, cmd.acc)
 
   def check_phase(self):
     if self.errs_seen != self.errs_expected:
@@ -92,11 +96,15 @@ class MxuCoverage(kit.CoverageCollector):
   unit = "mxu"
 
   def define(self, cov):
-    cov.cross("t_x_acc", T_BINS, [0, 1])
+    cov.cross("mode_x_acc_x_t", MODES, [0, 1], T_BINS)
     cov.pairs("cmd_pairs_busy", CMDS)  # a command accepted while the previous one still runs
     cov.bins("events", EVENTS)
     cov.bins("w_class", kit.INT8_BINS)
     cov.bins("a_class", kit.INT8_BINS)
+    cov.bins("bf16_w_class", kit.FP32_BINS)   # the bf16 weights (high halves) an MMUL.BF16 used
+    cov.bins("bf16_a_class", kit.FP32_BINS)   # its bf16 activations
+    cov.bins("bf16_low_bits", ["clear", "set"])  # activation lanes whose ignored low 16 bits are (not) zero
+    cov.pairs("mode_pairs_busy", MODES)       # an MMUL after an MMUL still running, by mode
 
   def sample_cmd(self, cmd):
     why = bad(cmd, self.parent.vm, self.parent.ps)
@@ -107,9 +115,15 @@ class MxuCoverage(kit.CoverageCollector):
     if cmd.mlw:
       for v in set(kit.classify_int8(int(x)) for x in cmd.w.ravel()): self.cov.hit("w_class", v)
     else:
-      self.cov.hit("t_x_acc", (t_bin(cmd.t), cmd.acc))
+      self.cov.hit("mode_x_acc_x_t", (MODES[cmd.bf16], cmd.acc, t_bin(cmd.t)))
+      self.cov.pair("mode_pairs_busy", MODES[cmd.bf16], back_to_back=bool(cmd.busy))
       acts = self.parent.sb.vmem[cmd.vaddr:cmd.vaddr + cmd.t]
-      for v in set(kit.classify_int8(int(x)) for x in acts.ravel()): self.cov.hit("a_class", v)
+      if cmd.bf16:
+        for v in set(kit.classify_fp32(int(x) & 0xFFFF0000) for x in acts.ravel()): self.cov.hit("bf16_a_class", v)
+        for v in set(kit.classify_fp32(int(x) & 0xFFFF0000) for x in self.parent.sb.w.ravel()): self.cov.hit("bf16_w_class", v)
+        for v in set("set" if int(x) & 0xFFFF else "clear" for x in acts.ravel()): self.cov.hit("bf16_low_bits", v)
+      else:
+        for v in set(kit.classify_int8(int(x)) for x in acts.ravel()): self.cov.hit("a_class", v)
 
   def sample_event(self, name): self.cov.hit("events", name)
 
@@ -144,14 +158,14 @@ class MxuEnv(kit.Env):
     self.n, self.vm, self.ps = p["N"], p["VMEM_TILES"], p["PSUM_TILES"]
     d = self.dut
     cmd = kit.Channel({"mlw": "cmd_mlw_i", "w": kit.Tile("cmd_w_i"), "paddr": "cmd_paddr_i", "vaddr": "cmd_vaddr_i",
-                       "t": "cmd_t_i", "acc": "cmd_acc_i"}, Cmd, valid="cmd_valid_i", ready="cmd_ready_o",
+                       "t": "cmd_t_i", "acc": "cmd_acc_i", "bf16": "cmd_bf16_i"}, Cmd, valid="cmd_valid_i", ready="cmd_ready_o",
                       observe={"busy": "busy_o"})
     self.cmd = kit.Agent("cmd", self, cmd, d)
     self.vmw = kit.Agent("vmw", self, kit.Channel({"addr": "vm_addr_i", "data": kit.Tile("vm_wdata_i")}, Write, valid="vm_we_i"), d)
     self.psw = kit.Agent("psw", self, kit.Channel({"addr": "ps_waddr_i", "data": kit.Tile("ps_wdata_i")}, Write, valid="ps_we_i"), d)
     self.psr = kit.Agent("psr", self, kit.Channel({"addr": "ps_raddr_i"}, Read, valid="ps_re_i"), d)
     self.psd = kit.Agent("psd", self, kit.Channel({"data": kit.Tile("ps_rdata_o")}, Read, valid="ps_rvalid_o"), d, active=False)
-    self.rows = kit.Agent("rows", self, kit.Channel({"addr": "psum_addr_o", "row": "psum_row_o", "acc": "psum_acc_o",
+    self.rows = kit.Agent("rows", self, kit.Channel({"addr": "psum_addr_o", "row": "psum_row_o", "acc": "psum_acc_o", "fp": "psum_fp_o",
                                                     "data": kit.Vec("psum_wdata_o")}, Row, valid="psum_we_o"), d, active=False)
     self.errs = kit.Agent("errs", self, kit.Channel({}, kit.Item, valid="err_o"), d, active=False)
     self.sb = MxuScoreboard("sb", self, self.n, self.vm, self.ps)

@@ -32,10 +32,12 @@ module mxu_tb
   input  logic [31:0]          cmd_vaddr_i,
   input  logic [7:0]           cmd_t_i,
   input  logic                 cmd_acc_i,
+  input  logic                 cmd_bf16_i,
   output logic                 err_o,
   // observed
   output logic                 psum_we_o,
   output logic                 psum_acc_o,
+  output logic                 psum_fp_o,
   output logic [31:0]          psum_addr_o,
   output logic [$clog2(N)-1:0] psum_row_o,
   output logic [N*32-1:0]      psum_wdata_o,
@@ -52,12 +54,12 @@ module mxu_tb
 
   mxu #(.N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES)) u_mxu (
     .clk_i, .rst_ni,
-    .cmd_valid_i, .cmd_ready_o, .cmd_mlw_i, .cmd_w_i, .cmd_paddr_i, .cmd_vaddr_i, .cmd_t_i, .cmd_acc_i,
+    .cmd_valid_i, .cmd_ready_o, .cmd_mlw_i, .cmd_w_i, .cmd_paddr_i, .cmd_vaddr_i, .cmd_t_i, .cmd_acc_i, .cmd_bf16_i,
     .err_o,
     .vmem_req_o   (vmem_req),
     .vmem_addr_o  (vmem_addr),
     .vmem_rdata_i (vmem_rdata),
-    .psum_we_o, .psum_acc_o, .psum_addr_o, .psum_row_o, .psum_wdata_o,
+    .psum_we_o, .psum_acc_o, .psum_fp_o, .psum_addr_o, .psum_row_o, .psum_wdata_o,
     .busy_o, .row_o, .stall_o
   );
 
@@ -97,6 +99,7 @@ module mxu_tb
     .wr_err_o    (ps_wr_err),
     .mxu_we_i    (psum_we_o),
     .mxu_acc_i   (psum_acc_o),
+    .mxu_fp_i    (psum_fp_o),
     .mxu_addr_i  (psum_addr_o),
     .mxu_row_i   (psum_row_o),
     .mxu_data_i  (psum_wdata_o),

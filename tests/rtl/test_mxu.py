@@ -4,8 +4,8 @@ import pytest
 from tinytpu.tb import kit
 from tinytpu.tools import RTL, ROOT
 
-SOURCES = [RTL / "mxu_pe.sv", RTL / "mxu_array.sv", RTL / "mxu.sv", RTL / "vmem.sv", RTL / "psum.sv", ROOT / "tb/mxu/mxu_tb.sv"]
-ALL = "MxuDirected,MxuWeightSwap,MxuRangeErrors,MxuRandom,MxuGemm,MxuBrokenModel,MxuTrace"
+SOURCES = [RTL / "fp32_pkg.sv", RTL / "mxu_pe.sv", RTL / "mxu_array.sv", RTL / "mxu.sv", RTL / "vmem.sv", RTL / "psum.sv", ROOT / "tb/mxu/mxu_tb.sv"]
+ALL = "MxuDirected,MxuWeightSwap,MxuRangeErrors,MxuRandom,MxuGemm,MxuBrokenModel,MxuTrace,MxuBf16Directed"
 
 
 @pytest.mark.parametrize("n,tests", [(4, ALL), (8, ALL), (16, "MxuWeightSwap,MxuRangeErrors")])
