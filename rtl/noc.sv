@@ -39,9 +39,10 @@
 // no cycle (Dally and Seitz), so with every endpoint consuming eventually, every head of every
 // buffer eventually moves on (to the next buffer, which by induction from the chain's end drains,
 // or out of its eject port). Injection never takes part in a cycle either: the ring never waits
-// on an injection queue. Through traffic and injection share each link fairly (noc_router.sv:
-// round robin over the requesters that have a credit; injection never waits for more than one
-// through flit of its VC), so no endpoint's injection starves.
+// on an injection queue. Each link gives through traffic priority, but an injection that has waited
+// INJ_STARVE cycles goes first and reserves its output VC's next credit (noc_router.sv), so no
+// endpoint's injection starves: it waits at most INJ_STARVE cycles plus one credit round trip of a
+// draining downstream buffer.
 //
 // Structure: NODES routers; per link LINK_LATENCY registers of {valid, vc, flit} downstream and
 // LINK_LATENCY registers of the two credit bits upstream.
@@ -52,6 +53,7 @@ module noc #(
   parameter int unsigned  TAG_W        = 16,
   parameter int unsigned  PW           = 512,
   parameter int unsigned  DEPTH        = 2 * LINK_LATENCY + 2,
+  parameter int unsigned  INJ_STARVE   = 8,
   parameter bit           ASSERT_DST   = 1'b1,
   localparam int unsigned FW           = 2 * ID_W + TAG_W + PW,
   localparam int unsigned LAT          = LINK_LATENCY
@@ -109,7 +111,8 @@ module noc #(
     localparam int unsigned UP = (r + NODES - 1) % NODES;  // the router whose link arrives here
 
     noc_router #(
-      .NODES(NODES), .ID(r), .ID_W(ID_W), .TAG_W(TAG_W), .PW(PW), .DEPTH(DEPTH), .ASSERT_DST(ASSERT_DST)
+      .NODES(NODES), .ID(r), .ID_W(ID_W), .TAG_W(TAG_W), .PW(PW), .DEPTH(DEPTH), .INJ_STARVE(INJ_STARVE),
+      .ASSERT_DST(ASSERT_DST)
     ) u_router (
       .clk_i, .rst_ni,
       .ring_i      (lnk_q[UP][LAT-1]),

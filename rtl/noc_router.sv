@@ -17,12 +17,15 @@
 //
 // Arbitration of the outgoing link, three requesters: 0 = the head of VC0 going on, 1 = the head
 // of VC1 going on, 2 = the injection queue's head. A requester is eligible when its output VC has a
-// credit. Round robin over the eligible ones: the winner becomes the lowest priority. After any
-// grant that is not injection's, injection comes before VC0 in the order, and VC0 traffic and
-// injection always compete for the same output VC's credits (VC0 at every router but the dateline,
-// VC1 at the dateline router), so injection waits for at most one through flit of its VC (plus VC1
-// flits on their own credits) once that VC has a credit: it never starves while the downstream
-// drains. The eject port alternates between the VCs when both have a flit for this node.
+// credit. Through traffic first (round robin between the two VCs), injection when no through flit
+// is eligible: a ring whose flits keep moving stays busy (at saturation a fair share for injection
+// costs link utilisation: upstream traffic backs up behind injected flits). Injection cannot
+// starve: once its head has waited INJ_STARVE cycles it goes first, and until it has gone no
+// through flit may take a credit of its output VC (VC0, or VC1 at the dateline router). So an
+// injection waits at most INJ_STARVE cycles plus the time its output VC needs to return one credit,
+// which it does while the downstream drains. Holding those through flits adds no dependency cycle
+// (the waiting injection depends only on the downstream buffer). The eject port alternates between
+// the VCs when both have a flit for this node.
 //
 // Output VC: a flit leaving the dateline router (ID = NODES-1, its link wraps to router 0) goes on
 // VC1; any other flit keeps its VC; injected flits start on VC0 (VC1 at the dateline router).
@@ -34,11 +37,13 @@ module noc_router #(
   parameter int unsigned  PW         = 512,
   parameter int unsigned  DEPTH      = 6,
   parameter int unsigned  INJ_DEPTH  = 2,
+  parameter int unsigned  INJ_STARVE = 8,
   parameter bit           ASSERT_DST = 1'b1,
   localparam int unsigned FW         = 2 * ID_W + TAG_W + PW,
   localparam int unsigned LW         = FW + 2,
   localparam int unsigned CW         = $clog2(DEPTH + 1),
-  localparam int unsigned IW         = $clog2(INJ_DEPTH + 1)
+  localparam int unsigned IW         = $clog2(INJ_DEPTH + 1),
+  localparam int unsigned AGE_W      = $clog2(INJ_STARVE + 1)
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -64,7 +69,7 @@ module noc_router #(
 );
   `include "assert.svh"
   `ASSERT_INIT(IdInRange, ID < NODES && NODES >= 2 && NODES <= (1 << ID_W))
-  `ASSERT_INIT(DepthPositive, DEPTH >= 1 && INJ_DEPTH >= 1)
+  `ASSERT_INIT(DepthPositive, DEPTH >= 1 && INJ_DEPTH >= 1 && INJ_STARVE >= 1)
 
   typedef struct packed {
     logic [ID_W-1:0]  dst;
@@ -153,30 +158,31 @@ module noc_router #(
   `ASSERT(InjStable, inj_valid_i && !inj_ready_o |=> $stable({inj_dst_i, inj_tag_i, inj_data_i}))
 
   // ---------------------------------------------------------------------------------------------
-  // the outgoing link: requests, credits, round-robin grant
-  logic [REQS-1:0] req, elig, ovc;
-  logic [1:0][CW-1:0] crd_q, crd_d;
-  logic [1:0]         prio_q, prio_d;
+  // the outgoing link: requests, credits, grant (through first, injection after INJ_STARVE cycles)
+  logic [REQS-1:0]      req, elig, ovc;
+  logic [1:0][CW-1:0]   crd_q, crd_d;
+  logic                 tprio_q, tprio_d;   // the VC whose through flit goes first next time
+  logic [AGE_W-1:0]     age_q, age_d;       // cycles the injection head has waited (saturating)
+  logic                 starving;
 
   assign req[0] = vc_valid[0] && vc_head[0].dst != ME;
   assign req[1] = vc_valid[1] && vc_head[1].dst != ME;
   assign req[2] = inj_valid;
   assign ovc    = {DATELINE, 1'b1, DATELINE};
+  assign starving = inj_valid && age_q >= AGE_W'(INJ_STARVE);
   for (genvar i = 0; i < int'(REQS); i++) begin : g_elig
-    assign elig[i] = req[i] && crd_q[ovc[i]] != '0;
+    // a starving injection reserves its output VC: no through flit may take its credits
+    assign elig[i] = req[i] && crd_q[ovc[i]] != '0 && !(starving && i != 2 && ovc[i] == ovc[2]);
   end
 
   always_comb begin
-    gnt    = '0;
-    prio_d = prio_q;
-    for (int k = 0; k < int'(REQS); k++) begin
-      int unsigned i;
-      i = (int'(prio_q) + k) % REQS;
-      if (gnt == '0 && elig[i]) begin
-        gnt[i] = 1'b1;
-        prio_d = 2'((i + 1) % REQS);
-      end
-    end
+    gnt = '0;
+    if (starving && elig[2])                gnt[2] = 1'b1;
+    else if (elig[0] && elig[1])            gnt = {1'b0, tprio_q, !tprio_q};
+    else if (elig[0] || elig[1])            gnt[1:0] = elig[1:0];
+    else if (elig[2])                       gnt[2] = 1'b1;
+    tprio_d = gnt[0] ? 1'b1 : gnt[1] ? 1'b0 : tprio_q;
+    age_d   = !inj_valid || gnt[2] ? '0 : age_q == AGE_W'(INJ_STARVE) ? age_q : age_q + AGE_W'(1);
   end
 
   always_comb begin
@@ -197,7 +203,9 @@ module noc_router #(
   assign contend_o = (req[0] || req[1]) && req[2];
 
   `ASSERT_ONEHOT0(OneGrant, gnt)
-  `ASSERT(PrioInRange, prio_q < 2'(REQS))
+  `ASSERT(AgeInRange, age_q <= AGE_W'(INJ_STARVE))
+  // a starving injection goes as soon as its output VC has a credit
+  `ASSERT(StarvingGoesOnCredit, starving && crd_q[ovc[2]] != '0 |-> gnt[2])
   if (DATELINE) begin : g_dateline_out
     `ASSERT_NEVER(Vc1CrossesTwice, req[1])
   end
@@ -229,14 +237,16 @@ module noc_router #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       crd_q     <= {2{CW'(DEPTH)}};
-      prio_q    <= '0;
+      tprio_q   <= 1'b0;
+      age_q     <= '0;
       bad_q     <= 1'b0;
       ej_lock_q <= 1'b0;
       ej_sel_q  <= 1'b0;
       ej_prio_q <= 1'b0;
     end else begin
       crd_q     <= crd_d;
-      prio_q    <= prio_d;
+      tprio_q   <= tprio_d;
+      age_q     <= age_d;
       bad_q     <= bad_d;
       ej_lock_q <= ej_lock_d;
       ej_sel_q  <= ej_sel_d;

@@ -131,6 +131,14 @@ class InjectDriver(uvm_driver):
 
   def idle(self) -> bool: return not self.q
 
+  def flush(self):
+    """Forget the packets not yet offered (they were never sent); the source restarts now. A packet
+    on the port stays until taken (valid/ready: an offer is never withdrawn, InjHeld)."""
+    keep = [self.q[0]] if self.q and self.offered is self.q[0] else []
+    self.q.clear()
+    self.q.extend(keep)
+    self.last_created = self.parent.cycle
+
 
 class PortBus(uvm_component):
   """Owns the packed ports: at each falling edge asks every endpoint's driver what to offer and

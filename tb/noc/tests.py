@@ -41,7 +41,7 @@ class NocTest(kit.BaseTest):
     self.env.ready_prob = [self.rng.choice([1.0, self.rng.uniform(lo, 1.0)]) for _ in range(self.n)]
 
   async def settle(self):
-    await self.wait_until(lambda: not self.env.pending(), 1 << 20, "every packet delivered")
+    await self.wait_until(lambda: self.env.sources_idle() and not self.env.pending(), 1 << 20, "every packet sent and delivered")
 
 
 @pyuvm.test()
@@ -184,16 +184,17 @@ class NocBench(NocTest):
     for t in tasks: await t
     start = e.cycle
     for _ in range(self.warmup): await RisingEdge(self.dut.clk_i)
-    n0, l0, t0 = sb.delivered, len(sb.latency), e.cycle
+    n0, l0, t0, by0 = sb.delivered, len(sb.latency), e.cycle, dict(sb.per_src)
     e.stats.start()
     for _ in range(self.window): await RisingEdge(self.dut.clk_i)
     e.stats.stop()
     n1, t1 = sb.delivered, e.cycle
+    by_src = [(sb.per_src[s] - by0.get(s, 0)) / (t1 - t0) for s in range(self.n)]
     lat, tot = sb.latency[l0:], sb.total_latency[l0:]
-    for d in e.drivers: d.q.clear()   # packets not yet offered are never sent
+    for d in e.drivers: d.flush()   # packets not yet offered are never sent
     await self.settle()
     st = e.stats
-    return {"offered": load, "accepted": (n1 - n0) / (t1 - t0) / self.n, "latency_mean": statistics.mean(lat) if lat else None,
+    return {"offered": load, "accepted": (n1 - n0) / (t1 - t0) / self.n, "accepted_by_source": by_src, "latency_mean": statistics.mean(lat) if lat else None,
             "latency_p99": sorted(lat)[int(0.99 * (len(lat) - 1))] if lat else None,
             "total_latency_mean": statistics.mean(tot) if tot else None,
             "link_util": [b / st.cycles for b in st.busy], "max_inject_wait": max(st.max_wait), "cycles": t1 - start}
