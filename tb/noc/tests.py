@@ -16,8 +16,9 @@ from .env import (AllToOneSeq, BadDstSeq, HotspotSeq, NeighbourSeq, NocEnv, Pack
 
 class NocTest(kit.BaseTest):
   env_cls = NocEnv
-  timeout_us = 20_000
+  timeout_us = 200_000
   drain_cycles = 50_000
+  scale = int(os.environ.get("TINYTPU_NOC_SCALE", "1"))  # nightly: more packets per test
 
   @property
   def n(self): return self.env.nodes
@@ -26,7 +27,7 @@ class NocTest(kit.BaseTest):
     """One sequence per source (`make(src, count, load)`), all at once; returns when every source
     queue is empty (the drain then waits for the packets in flight)."""
     loads = load if isinstance(load, list) else [load] * self.n
-    tasks = [cocotb.start_soon(make(s, count, loads[s]).start(self.env.seqrs[s])) for s in range(self.n)]
+    tasks = [cocotb.start_soon(make(s, count * self.scale, loads[s]).start(self.env.seqrs[s])) for s in range(self.n)]
     for t in tasks: await t
     await self.wait_until(self.env.sources_idle, 1 << 20, "every source queue empty")
 
@@ -90,7 +91,7 @@ class NocAllToOne(NocTest):
     await self.traffic(self.seq(AllToOneSeq, target=target), 150)
     await self.settle()
     per_src = self.env.sb.per_src
-    assert all(per_src[s] == 150 for s in range(self.n)), per_src
+    assert all(per_src[s] == 150 * self.scale for s in range(self.n)), per_src
     waits = self.env.stats.max_wait
     self.logger.info(f"noc all-to-one {target}: longest injection wait per node {waits}")
 
@@ -113,7 +114,7 @@ class NocStress(NocTest):
       stop = self.rng.sample(range(self.n), self.rng.randint(1, self.n))
       self.env.ready_prob = [0.0 if n in stop else self.rng.uniform(0.5, 1.0) for n in range(self.n)]
       cls = self.rng.choice([UniformSeq, HotspotSeq, NeighbourSeq, UniformOthersSeq])
-      tasks = [cocotb.start_soon(cls(f"s{phase}_{s}", self.env, s, 120, 1.0).start(self.env.seqrs[s])) for s in range(self.n)]
+      tasks = [cocotb.start_soon(cls(f"s{phase}_{s}", self.env, s, 120 * self.scale, 1.0).start(self.env.seqrs[s])) for s in range(self.n)]
       for _ in range(self.rng.randint(200, 400)): await RisingEdge(self.dut.clk_i)
       self.random_ready(0.5)
       for t in tasks: await t

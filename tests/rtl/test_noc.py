@@ -9,30 +9,29 @@ from tinytpu.tb import kit
 from tinytpu.tools import RTL
 
 SOURCES = [RTL / "noc_fifo.sv", RTL / "noc_router.sv", RTL / "noc.sv"]
-MODULE = "tinytpu.tb.noc.tests"
 RANDOM = "NocZeroLoad,NocUniform,NocHotspot,NocAllToOne,NocNeighbour,NocStress,NocSaturation,NocBrokenModel"
 CHIP = DEFAULT.noc_params()
 
 
 def test_noc_chip_config():
-  kit.build_and_run("noc", SOURCES, MODULE, CHIP, testcase=RANDOM)
+  kit.build_and_run("noc", SOURCES, "tinytpu.tb.noc.tests", CHIP, testcase=RANDOM)
 
 
 def test_noc_bad_destination_sticky_error():
   # NODES = 3 leaves node ids 3..15 unused; PW = 64 keeps the build small
-  kit.build_and_run("noc", SOURCES, MODULE, {"NODES": 3, "LINK_LATENCY": 1, "PW": 64, "ASSERT_DST": 0}, testcase=RANDOM + ",NocBadDst")
+  kit.build_and_run("noc", SOURCES, "tinytpu.tb.noc.tests", {"NODES": 3, "LINK_LATENCY": 1, "PW": 64, "ASSERT_DST": 0}, testcase=RANDOM + ",NocBadDst")
 
 
 def test_noc_bad_destination_assertion_fires():
   with pytest.raises(AssertionError, match=r"ASSERT FAILED InjDstExists"):
-    kit.build_and_run("noc", SOURCES, MODULE, CHIP, testcase="NocBadDstFires")
+    kit.build_and_run("noc", SOURCES, "tinytpu.tb.noc.tests", CHIP, testcase="NocBadDstFires")
 
 
 @pytest.mark.nightly
 @pytest.mark.parametrize("params", [{"NODES": 4, "LINK_LATENCY": 4, "PW": 512}, {"NODES": 8, "LINK_LATENCY": 1, "PW": 128},
-                                    {"NODES": 2, "LINK_LATENCY": 3, "PW": 32}])
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_noc_nightly(params, seed):
-  import os
-  base = int(os.environ.get("TINYTPU_SEED", "0") or 0)
-  kit.build_and_run("noc", SOURCES, MODULE, params, testcase=RANDOM, seed=(base * 7919 + seed) or seed)
+                                    {"NODES": 2, "LINK_LATENCY": 3, "PW": 32}, {"NODES": 4, "LINK_LATENCY": 1, "PW": 64, "INJ_STARVE": 1}])
+@pytest.mark.parametrize("run", [0, 1])
+def test_noc_nightly(params, run):
+  """Longer random runs (TINYTPU_NOC_SCALE = 4 times the packets) at other ring sizes, link latencies
+  and starvation limits, two seeds each (the run's seed + run)."""
+  kit.build_and_run("noc", SOURCES, "tinytpu.tb.noc.tests", params, testcase=RANDOM, seed=kit.seed_from_env() + run, extra_env={"TINYTPU_NOC_SCALE": "4"})
