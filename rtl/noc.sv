@@ -40,7 +40,7 @@
 // buffer eventually moves on (to the next buffer, which by induction from the chain's end drains,
 // or out of its eject port). Injection never takes part in a cycle either: the ring never waits
 // on an injection queue. Each link gives through traffic priority, but an injection that has waited
-// INJ_STARVE cycles goes first and reserves its output VC's next credit (noc_router.sv), so no
+// INJ_STARVE cycles goes first, on its output VC's next credit (noc_router.sv), so no
 // endpoint's injection starves: it waits at most INJ_STARVE cycles plus one credit round trip of a
 // draining downstream buffer.
 //

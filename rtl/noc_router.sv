@@ -20,12 +20,11 @@
 // credit. Through traffic first (round robin between the two VCs), injection when no through flit
 // is eligible: a ring whose flits keep moving stays busy (at saturation a fair share for injection
 // costs link utilisation: upstream traffic backs up behind injected flits). Injection cannot
-// starve: once its head has waited INJ_STARVE cycles it goes first, and until it has gone no
-// through flit may take a credit of its output VC (VC0, or VC1 at the dateline router). So an
-// injection waits at most INJ_STARVE cycles plus the time its output VC needs to return one credit,
-// which it does while the downstream drains. Holding those through flits adds no dependency cycle
-// (the waiting injection depends only on the downstream buffer). The eject port alternates between
-// the VCs when both have a flit for this node.
+// starve: once its head has waited INJ_STARVE cycles it goes first, on the first credit of its
+// output VC (VC0, or VC1 at the dateline router); the through flits of that VC count on the same
+// credits, so none can overtake it. So an injection waits at most INJ_STARVE cycles plus the time
+// its output VC needs to return one credit, which it does while the downstream drains. The eject
+// port alternates between the VCs when both have a flit for this node.
 //
 // Output VC: a flit leaving the dateline router (ID = NODES-1, its link wraps to router 0) goes on
 // VC1; any other flit keeps its VC; injected flits start on VC0 (VC1 at the dateline router).
@@ -171,8 +170,7 @@ module noc_router #(
   assign ovc    = {DATELINE, 1'b1, DATELINE};
   assign starving = inj_valid && age_q >= AGE_W'(INJ_STARVE);
   for (genvar i = 0; i < int'(REQS); i++) begin : g_elig
-    // a starving injection reserves its output VC: no through flit may take its credits
-    assign elig[i] = req[i] && crd_q[ovc[i]] != '0 && !(starving && i != 2 && ovc[i] == ovc[2]);
+    assign elig[i] = req[i] && crd_q[ovc[i]] != '0;
   end
 
   always_comb begin

@@ -35,6 +35,11 @@ class Packet(kit.Item):
     self.src, self.dst, self.tag, self.data, self.gap = src, dst, tag, data, gap
     self.created = self.injected = self.ejected = None
 
+  def stamp(self, cycle: int) -> "Packet":
+    """The monitor's transfer cycle."""
+    self.cycle = cycle
+    return self
+
   def __str__(self):
     return f"Packet(src={self.src} dst={self.dst} tag=0x{self.tag:x} data=0x{self.data:x}"[:120] + f" created={self.created} injected={self.injected} ejected={self.ejected})"
 
@@ -209,14 +214,6 @@ class NocMonitor(uvm_component):
       s.cycle, s.busy, s.contend, s.inj_wait, s.ej_wait = e.cycle, u(d.link_busy_o), u(d.contend_o), iv & ~ir, ev & ~er
       s.bad, s.err = u(d.bad_dst_o), int(d.err_o.value)
       self.st_ap.write(s)
-
-
-def _stamp(self, cycle):
-  self.cycle = cycle
-  return self
-
-
-Packet.stamp = _stamp
 
 
 # ---------------------------------------------------------------------------------------------
