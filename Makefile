@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
 
 all: test
 
@@ -56,6 +56,9 @@ test-xlu: $(STAMP)
 
 test-mem: $(STAMP)
 	$(PYTEST) tests/rtl/test_mem.py
+
+test-noc: $(STAMP)
+	$(PYTEST) tests/rtl/test_noc.py
 
 test-fp: $(STAMP)
 	$(PYTEST) tests/rtl/test_fp.py

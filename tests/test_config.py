@@ -25,6 +25,9 @@ def test_other_legal_configs(kw):
   (dict(IMEM_WORDS=128), "IMEM_WORDS=128"),
   (dict(N="4"), "must be an int"),
   (dict(VREGS=8), "fixed at 16"),
+  (dict(NOC_NODES=1), "NOC_NODES=1 must be an int in"),
+  (dict(NOC_LINK_LATENCY=0), "NOC_LINK_LATENCY=0 must be an int in"),
+  (dict(NOC_LINK_LATENCY=True), "NOC_LINK_LATENCY=True"),
 ])
 def test_bad_configs_name_the_field(kw, msg):
   with pytest.raises(ConfigError, match=msg):
@@ -40,3 +43,10 @@ def test_from_str_and_name():
     Config.from_str("M=3")
   with pytest.raises(ConfigError, match="not an integer"):
     Config.from_str("N=four")
+
+
+def test_noc_params_and_name():
+  assert DEFAULT.noc_params() == {"NODES": 4, "LINK_LATENCY": 2, "PW": 16 * 32}
+  assert "_R" not in DEFAULT.name  # only a non-default network names itself
+  c = Config.from_str("N=8 NOC_NODES=3 NOC_LINK_LATENCY=1")
+  assert c.name.endswith("_R3L1") and c.noc_params() == {"NODES": 3, "LINK_LATENCY": 1, "PW": 64 * 32}

@@ -271,6 +271,18 @@ def main(argv: list[str] | None = None) -> int:
   print(f"co-sim speed: {fmt(speed, ',.0f')} cycles/s   kernel overhead: {overhead:.1f} ms   golden: {gips:,.0f} instr/s")
   if transfer:
     print("host-to-sim transfer of 16 MB: " + ", ".join(f"{k} {v:.1f} ms" if isinstance(v, float) else f"{k} {v}" for k, v in transfer.items()))
+  if not args.only:  # the on-chip network (doc/noc.md): its curve and saturation utilisation
+    from tinytpu import noc_bench
+    try:
+      noc = noc_bench.measure()
+      print(noc_bench.report(noc))
+      result["noc"] = noc
+      if not args.no_record and tools.CLONE is not None:
+        noc_bench.CURVE_JSON.write_text(json.dumps(noc, indent=1) + "\n")
+        noc_bench.plot(noc)
+    except (AssertionError, OSError) as e:  # reported, not hidden
+      print(f"noc bench: ERROR {str(e).splitlines()[0][:200]}")
+      result["noc"] = {"error": str(e)[:500]}
   if args.json:
     pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
   if not args.no_record and tools.CLONE is None:

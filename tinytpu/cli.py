@@ -15,6 +15,7 @@ COMMANDS = {
   "asm": ("tinytpu.run:asm_main", "assemble a TASM file into a bundle: asm file.tasm -o bundle.txt"),
   "disasm": ("tinytpu.run:disasm_main", "disassemble a bundle or a file of hex words into TASM"),
   "bench": ("tinytpu.bench", "the benchmark suite through tinygrad on the RTL: cycles, elems/cycle, MAC utilisation (--json out.json)"),
+  "noc-bench": ("tinytpu.noc_bench", "the on-chip network on the RTL: latency/throughput curve and saturation link utilisation (doc/noc.md; --json out.json)"),
   "profile": ("tinytpu.profile", "run a bundle on the RTL with per-cycle events: instruction mix, unit busy, stalls (--trace-events out.json, --html out.html)"),
   "demo": ("tinytpu.demo", "train an int8 MLP on scikit-learn's digits and run its inference on TINYTPU"),
   "mutate": ("tinytpu.mutate", "mutation testing of the RTL: mutants built from a copy of rtl/, each run in its unit's environment (--per-file K --files a.sv,b.sv --list)"),

@@ -29,10 +29,15 @@ class Config:
   HBM_LATENCY: int = 100
   HBM_BW_NUM: int = 1
   HBM_BW_DEN: int = 1
+  # on-chip network (doc/noc.md): endpoints on the ring (2 TensorCores, HBM, SparseCore) and the
+  # pipeline registers of every link (>= 1)
+  NOC_NODES: int = 4
+  NOC_LINK_LATENCY: int = 2
 
   # (name, minimum) for every parameter that must be a power of two
   _POW2_MIN = (("N", 2), ("VMEM_TILES", 64), ("PSUM_TILES", 8), ("IMEM_WORDS", 256), ("HBM_TILES", 64))
   _HBM_DEFAULT = (1 << 20, 100, 1, 1)
+  _NOC_DEFAULT = (4, 2)
 
   def __post_init__(self):
     for name, lo in self._POW2_MIN:
@@ -55,6 +60,10 @@ class Config:
       raise ConfigError(f"config: HBM_LATENCY={self.HBM_LATENCY} must be in [1, 1024] cycles")
     if not 1 <= self.HBM_BW_NUM <= self.HBM_BW_DEN <= 64:
       raise ConfigError(f"config: HBM bandwidth {self.HBM_BW_NUM}/{self.HBM_BW_DEN} tiles per cycle: need 1 <= HBM_BW_NUM <= HBM_BW_DEN <= 64")
+    for name, lo, hi in (("NOC_NODES", 2, 16), ("NOC_LINK_LATENCY", 1, 16)):
+      v = getattr(self, name)
+      if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise ConfigError(f"config: {name}={v!r} must be an int in [{lo}, {hi}]")
     if self.VREGS != 16 or self.SREGS != 16:
       raise ConfigError("config: VREGS and SREGS are fixed at 16")
 
@@ -69,6 +78,8 @@ class Config:
     base = f"N{self.N}_V{self.VMEM_TILES}_P{self.PSUM_TILES}_I{self.IMEM_WORDS}"
     if self.hbm_fields() != self._HBM_DEFAULT:  # only a non-default HBM names itself
       base += f"_H{self.HBM_TILES}_L{self.HBM_LATENCY}_B{self.HBM_BW_NUM}of{self.HBM_BW_DEN}"
+    if (self.NOC_NODES, self.NOC_LINK_LATENCY) != self._NOC_DEFAULT:
+      base += f"_R{self.NOC_NODES}L{self.NOC_LINK_LATENCY}"
     return base
 
   def hbm_fields(self) -> tuple[int, int, int, int]:
@@ -88,6 +99,11 @@ class Config:
     return {"N": self.N, "VMEM_TILES": self.VMEM_TILES, "PSUM_TILES": self.PSUM_TILES, "IMEM_WORDS": self.IMEM_WORDS,
             "HBM_TILES": self.HBM_TILES, "HBM_LATENCY": self.HBM_LATENCY, "HBM_BW_NUM": self.HBM_BW_NUM, "HBM_BW_DEN": self.HBM_BW_DEN}
 
+  def noc_params(self) -> dict[str, int]:
+    """Parameters of rtl/noc.sv (one flit carries one tile). Not in sv_params() yet: the co-sim top
+    has no network; the chip top will take them."""
+    return {"NODES": self.NOC_NODES, "LINK_LATENCY": self.NOC_LINK_LATENCY, "PW": self.lanes * 32}
+
   def verilator_args(self) -> list[str]:
     return [f"-G{k}={v}" for k, v in self.sv_params().items()]
 
@@ -98,7 +114,7 @@ class Config:
     for part in s.replace(",", " ").split():
       k, sep, v = part.partition("=")
       if not sep or k not in {f.name for f in dataclasses.fields(cls)}:
-        raise ConfigError(f"config: cannot parse {part!r} (expected NAME=value with NAME in N, VMEM_TILES, PSUM_TILES, IMEM_WORDS, HBM_TILES, HBM_LATENCY, HBM_BW_NUM, HBM_BW_DEN)")
+        raise ConfigError(f"config: cannot parse {part!r} (expected NAME=value with NAME in N, VMEM_TILES, PSUM_TILES, IMEM_WORDS, HBM_TILES, HBM_LATENCY, HBM_BW_NUM, HBM_BW_DEN, NOC_NODES, NOC_LINK_LATENCY)")
       try:
         kw[k] = int(v, 0)
       except ValueError:
