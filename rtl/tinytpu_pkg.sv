@@ -451,15 +451,15 @@ package tinytpu_pkg;
     DP_VST = 5'd7,  // VMEM's core write port on the store channel
     DP_PLD = 5'd8,  // PSUM's core read port (registered read)
     DP_PST = 5'd9,  // PSUM's core write port
-    DP_EPI = 5'd10,  // PSUM's core read port (registered read), then the epilogue stage epi_q of rtl/epi.sv
-    DP_MOV = 5'd11,  // the move register mov_q of tensorcore.sv
-    DP_VPU = 5'd12,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
-    DP_XLU = 5'd13,  // the XLU (one register stage, rtl/xlu.sv)
-    DP_GATHER = 5'd14,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
-    DP_SCATTER = 5'd15,  // VMEM's write port in element mode
-    DP_MXU = 5'd16,  // the MXU command register and queue
-    DP_DMA = 5'd17,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
-    DP_DMACFG = 5'd18  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
+    DP_MOV = 5'd10,  // the move register mov_q of tensorcore.sv
+    DP_VPU = 5'd11,  // the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))
+    DP_XLU = 5'd12,  // the XLU (one register stage, rtl/xlu.sv)
+    DP_GATHER = 5'd13,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+    DP_SCATTER = 5'd14,  // VMEM's write port in element mode
+    DP_MXU = 5'd15,  // the MXU command register and queue
+    DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
+    DP_DMACFG = 5'd17,  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
+    DP_EPI = 5'd18  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -470,17 +470,17 @@ package tinytpu_pkg;
     WB_PLD = 3'd3,  // PSUM's core read port (registered read)
     WB_MOV = 3'd4,  // the move register mov_q of tensorcore.sv
     WB_GATHER = 3'd5,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
-    WB_EPI = 3'd6  // PSUM's core read port (registered read), then the epilogue stage epi_q of rtl/epi.sv
+    WB_EPI = 3'd6  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
   } wb_e;
 
   // Latencies the datapaths realise by their structure (isa.DATAPATHS), not parameters: the table
   // must say the same (isa.check_table refuses anything else; change the RTL first).
   localparam int unsigned LAT_VLD = 1;  // VMEM's core read port on the load channel (registered read), VRF write port 1
   localparam int unsigned LAT_PLD = 1;  // PSUM's core read port (registered read)
-  localparam int unsigned LAT_EPI = 2;  // PSUM's core read port (registered read), then the epilogue stage epi_q of rtl/epi.sv
   localparam int unsigned LAT_MOV = 1;  // the move register mov_q of tensorcore.sv
   localparam int unsigned LAT_XLU = 1;  // the XLU (one register stage, rtl/xlu.sv)
   localparam int unsigned LAT_GATHER = 2;  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+  localparam int unsigned LAT_EPI = 2;  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
 
   // The fields of an instruction word (isa.FIELDS); a word is a word_t.
   typedef struct packed {

@@ -122,7 +122,6 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "vst": (False, None, "VMEM's core write port on the store channel"),
   "pld": (False, 1, "PSUM's core read port (registered read)"),
   "pst": (False, None, "PSUM's core write port"),
-  "epi": (False, 2, "PSUM's core read port (registered read), then the epilogue stage epi_q of rtl/epi.sv"),
   "mov": (False, 1, "the move register mov_q of tensorcore.sv"),
   "vpu": (False, None, "the VPU (rtl/vpu.sv delays every function to vpu_latency(fn))"),
   "xlu": (False, 1, "the XLU (one register stage, rtl/xlu.sv)"),
@@ -131,6 +130,7 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "mxu": (False, None, "the MXU command register and queue"),
   "dma": (False, None, "the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background"),
   "dmacfg": (True, None, "the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)"),
+  "epi": (False, 2, "PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)"),
 }
 # the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
 # others through port 0 selected by this code
