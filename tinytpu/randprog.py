@@ -199,7 +199,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     self.hot = None   # (a, T, p) of the last MMUL: later memory ops aim at its tiles
     self.nwords = 0
     fam = {"salu": 8, "li": 4, "saddi": 3, "branch": 4, "jmp": 1, "loop": 6, "lbreak": 2, "timing": 1,
-           "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
+           "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "pepi": 2, "vmov": 1, "vzero": 1,
            "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
     if gather: fam |= {"vgather": 2, "vscatter": 2}
     self.dma, self.vw, self.traps = dma, VW, traps
@@ -297,6 +297,11 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
       pre, b, off = self.paddr()
       regs = {"vd": self.v()} if f == "pld" else {"vs": self.v()}
       return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
+    if f == "pepi":  # a PSUM epilogue of a random mode on a tile the MXU may be writing
+      pre, b, off = self.paddr()
+      mn = "PEPI" + str(r.choice(isa.EPI_MODES))
+      regs = {o.name: self.v() for o in isa.BY_MNEMONIC[mn].operands if o.kind == "vreg"}
+      return [Op(pre + [self.w(mn, addr=off, addr_base=b, **regs)], "pepi")]
     if f == "vmov": return [Op([self.w("VMOV", vd=self.v(), va=self.v())], "vmov")]
     if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]
     if f == "vfill": return [Op([self.w("VFILL", vd=self.v(), imm=s32(value(r)))], "vfill")]
