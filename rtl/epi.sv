@@ -69,13 +69,14 @@ module epi
   function automatic logic [31:0] lane(input logic [31:0] acc, input logic [31:0] bias, input logic [31:0] mult,
                                        input logic [5:0] k, input logic relu, input logic quant);
     logic signed [31:0] x;
-    logic signed [63:0] p, y;
+    logic signed [63:0] p, sh, y;
     logic               rnd;
     logic signed [31:0] out;
     x = $signed(acc + bias);
     p = 64'(x) * 64'($signed(mult));
     rnd = (k != 6'd0) && p[k - 6'd1];
-    y = (p >>> k) + 64'(rnd);
+    sh = p >>> k;            // its own statement: in a mixed-sign sum >>> would be a logical shift
+    y = sh + $signed({63'd0, rnd});
     if (!quant)           out = x;
     else if (y > 64'sd127)  out = 32'sd127;
     else if (y < -64'sd128) out = -32'sd128;

@@ -131,7 +131,8 @@ def test_random_mix(seed):
   lines = ["  MLW [s0 + 6]"] + [f"  VLD v{k + 1}, [s0 + {k}]" for k in range(8)]
   for i in range(24):
     r = rng.random()
-    d, b, q, p = (int(x) for x in rng.integers(1, 16, 3)) + (int(rng.integers(0, 8)),)
+    d, b, q = (int(x) for x in rng.integers(1, 16, 3))
+    p = int(rng.integers(0, 8))
     if r < .5:
       m = MODES[int(rng.integers(0, 4))]
       lines.append(f"  PEPI{m} v{d}, [s0 + {p}], v{b}" + (f", v{q}" if "Q" in m else ""))
