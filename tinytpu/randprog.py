@@ -190,6 +190,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
   def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False,
                traps: bool = False):
     self.rng = np.random.default_rng(seed)
+    self.epi_rng = np.random.default_rng([seed, 0x29])  # PEPI's choices (pepi()), off the main stream
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
     self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
@@ -199,7 +200,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     self.hot = None   # (a, T, p) of the last MMUL: later memory ops aim at its tiles
     self.nwords = 0
     fam = {"salu": 8, "li": 4, "saddi": 3, "branch": 4, "jmp": 1, "loop": 6, "lbreak": 2, "timing": 1,
-           "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "pepi": 2, "vmov": 1, "vzero": 1,
+           "vsplat": 2, "vextract": 2, "vld": 5, "vst": 4, "pld": 2, "pst": 2, "vmov": 1, "vzero": 1,
            "vfill": 2, "vpu": 22, "xlu": 6, "mlw": 2, "mmul": 4, "fence": 0.5, "nop": 0.3}
     if gather: fam |= {"vgather": 2, "vscatter": 2}
     self.dma, self.vw, self.traps = dma, VW, traps
@@ -256,6 +257,14 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     b, off = self.s(), int(self.rng.integers(-2, 3))
     return [self.w("LI", sd=b, imm=x - off)], b, off
 
+  def pepi(self, vd: int, b: int, off: int) -> int:
+    """A PSUM epilogue of a random mode in place of a PLD: its mode and operand registers come from
+    epi_rng, so the main stream (and every program's shape) is the one without PEPI."""
+    r = self.epi_rng
+    mn = "PEPI" + str(r.choice(isa.EPI_MODES))
+    regs = {o.name: int(r.choice(self.vp)) for o in isa.BY_MNEMONIC[mn].operands if o.kind == "vreg" and not o.write}
+    return self.w(mn, vd=vd, addr=off, addr_base=b, **regs)
+
   # items
   def item(self, depth: int, mult: int) -> list:
     r = self.rng
@@ -296,12 +305,9 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     if f in ("pld", "pst"):
       pre, b, off = self.paddr()
       regs = {"vd": self.v()} if f == "pld" else {"vs": self.v()}
+      if f == "pld" and self.epi_rng.random() < .5:  # half the PSUM reads through an epilogue (PEPI.*)
+        return [Op(pre + [self.pepi(regs["vd"], b, off)], "pepi")]
       return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
-    if f == "pepi":  # a PSUM epilogue of a random mode on a tile the MXU may be writing
-      pre, b, off = self.paddr()
-      mn = "PEPI" + str(r.choice(isa.EPI_MODES))
-      regs = {o.name: self.v() for o in isa.BY_MNEMONIC[mn].operands if o.kind == "vreg"}
-      return [Op(pre + [self.w(mn, addr=off, addr_base=b, **regs)], "pepi")]
     if f == "vmov": return [Op([self.w("VMOV", vd=self.v(), va=self.v())], "vmov")]
     if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]
     if f == "vfill": return [Op([self.w("VFILL", vd=self.v(), imm=s32(value(r)))], "vfill")]
