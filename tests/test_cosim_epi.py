@@ -20,9 +20,9 @@ def _built():
   cosim.build(DEFAULT)
 
 
-def check(tasm: str) -> bundle.Result:
-  b = asm.assemble_bundle(tasm, DEFAULT)
-  rtl, gold = cosim.run_bundle(bundle.write(b), DEFAULT), interp.run(b)
+def check(tasm: str, cfg=DEFAULT) -> bundle.Result:
+  b = asm.assemble_bundle(tasm, cfg)
+  rtl, gold = cosim.run_bundle(bundle.write(b), cfg), interp.run(b)
   diffs = bundle.diff_results(rtl, gold)
   assert not diffs, "RTL != golden:\n  " + "\n  ".join(diffs) + "\n" + bundle.format_result(rtl)
   return rtl
@@ -146,3 +146,20 @@ def test_random_mix(seed):
   lines += [f".vmem {k} {tile(tiles[k])}" for k in range(8)] + [f".psum {k} {tile(tiles[7 - k])}" for k in range(8)]
   lines += [".dump vmem 16 16", ".dump psum 0 8", ".run 10000"]
   assert check("\n".join(lines)).status == "ok"
+
+
+# N = 8 (its own build, shared with tests/test_cosim.py::test_gather_scatter_n8; nightly)
+@pytest.mark.nightly
+def test_every_mode_n8():
+  from tinytpu.config import Config
+  cfg = Config(N=8, VMEM_TILES=256)
+  cosim.build(cfg)
+  rng, n = np.random.default_rng(8), 8
+  acc, bias, q = rng.integers(-1 << 31, 1 << 31, (3, n, n))
+  q[0], q[1] = np.resize([-1 << 31, (1 << 31) - 1, 1, -1, 0, 1 << 12], n), np.resize([-1, 64, 63, 0, 1, 20, 33, 7], n)
+  lines = ["  VLD v1, [s0 + 1]", "  VLD v2, [s0 + 2]"]
+  lines += [f"  PEPI{m} v{3 + i}, [s0 + {i % 2}], v1" + (", v2" if "Q" in m else "") for i, m in enumerate(MODES * 2)]
+  lines += [f"  VST v{3 + i}, [s0 + {10 + i}]" for i in range(8)] + ["  HALT"]
+  lines += [f".psum 0 {tile(acc)}", f".psum 1 {tile(acc // 65536)}", f".vmem 1 {tile(bias)}", f".vmem 2 {tile(q)}",
+            ".dump vmem 10 8", ".run 1000"]
+  assert check("\n".join(lines), cfg).status == "ok"
