@@ -148,6 +148,30 @@ def test_random_mix(seed):
   assert check("\n".join(lines)).status == "ok"
 
 
+def test_arithmetic_sweep():
+  """Many lanes through the requantiser: 64 PSUM tiles of mixed classes (full int32, near the
+  saturation bounds, ties) against 8 bias and 8 parameter tiles of mixed multipliers and shifts."""
+  rng = np.random.default_rng(77)
+  P = DEFAULT.PSUM_TILES
+  acc = np.concatenate([rng.integers(-1 << 31, 1 << 31, (P // 4, N, N)), rng.integers(-2000, 2000, (P // 4, N, N)),
+                        rng.integers(-1 << 20, 1 << 20, (P // 4, N, N)),
+                        rng.choice([-1 << 31, (1 << 31) - 1, 0, -1, 1, 127 << 8, -(128 << 8), (127 << 8) + 128], (P // 4, N, N))])
+  bias = rng.choice([0, 1, -1, 1 << 30, rng.integers(-1 << 31, 1 << 31)], (8, N, N)).astype(np.int64)
+  q = rng.integers(-1 << 31, 1 << 31, (8, N, N))
+  for t in range(8):
+    q[t, 0] = rng.choice([rng.integers(-1 << 31, 1 << 31, N), rng.integers(0, 1 << 16, N), np.resize([1, -1, 1 << 30, -1 << 31], N)][t % 3])
+    q[t, 1] = rng.choice([rng.integers(0, 64, N), rng.integers(-70, 80, N), np.resize([0, 1, 8, 62, 63, 64, -1, 31], N)][t % 3])
+  lines = [f"  VLD v{1 + k}, [s0 + {k}]" for k in range(8)] + [f"  VLD v{9 + k}, [s0 + {8 + k}]" for k in range(4)]
+  for i in range(192):
+    m = MODES[i % 4]
+    lines += [f"  PEPI{m} v13, [s0 + {i % P}], v{1 + (i // 4) % 8}" + (f", v{9 + (i // 8) % 4}" if "Q" in m else ""),
+              f"  VST v13, [s0 + {16 + i}]"]
+  lines.append("  HALT")
+  lines += [f".psum {k} {tile(acc[k])}" for k in range(P)] + [f".vmem {k} {tile(bias[k])}" for k in range(8)]
+  lines += [f".vmem {8 + k} {tile(q[k])}" for k in range(4)] + [".dump vmem 16 192", ".run 100000"]
+  assert check("\n".join(lines)).status == "ok"
+
+
 # N = 8 (its own build, shared with tests/test_cosim.py::test_gather_scatter_n8; nightly)
 @pytest.mark.nightly
 def test_every_mode_n8():
