@@ -67,7 +67,7 @@ test-core: $(STAMP)
 	$(PYTEST) tests/rtl/test_core.py
 
 test-cosim: $(STAMP)
-	$(PYTEST) tests/test_cosim.py
+	$(PYTEST) tests/test_cosim.py tests/test_cosim_epi.py
 
 SEEDS ?= 50
 test-random: $(STAMP)

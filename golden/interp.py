@@ -19,7 +19,9 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
 - DMA.IN/DMA.OUT copy at issue (cycle-free; the RTL interlocks so that every program sees that),
   row by row and tile by tile in increasing order (a later copy of a tile wins), after checking
   every row's VMEM range and then every row's HBM range: a trapping DMA copies nothing. DMA.WAIT
-  is a no-operation; DMA.CFG sets the shape (rows, hstride, vstride), 1, 0, 0 after reset."""
+  is a no-operation; DMA.CFG sets the shape (rows, hstride, vstride), 1, 0, 0 after reset;
+- PEPI.* (PSUM epilogues): the choices are in golden/epilogue.py; the PSUM address traps exactly
+  as PLD's."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +30,7 @@ from tinytpu import isa
 from tinytpu.bundle import Bundle, Result
 from tinytpu.config import DEFAULT, Config
 from tinytpu.golden import hbm as hbm_store
-from tinytpu.golden import mxu, xlu
+from tinytpu.golden import epilogue, mxu, xlu
 from tinytpu.golden.ops import VPU
 
 M32 = 0xFFFFFFFF
@@ -156,6 +158,12 @@ class Machine:
       if not d: return _nop
       r, col = o["r"], o["c"]
       def f(n): s[d] = int(v[a, r, col])
+    elif ins.datapath == "epi":  # a PSUM tile through the epilogue of mode fn into vd
+      off, mode = o["addr"], ins.fn
+      def f(n):
+        x = s32(s[a]) + off
+        if not 0 <= x < PT: raise _Stop("psum_out_of_range")
+        v[d] = epilogue.epilogue(psum[x], v[b], v[c], mode)
     elif tile := next((x for x in ins.mems if x.space in ("vmem", "psum") and x.span is None), None):
       # one tile [sa + off] of VMEM or PSUM (the operand's space): a load into vd, MLW's weights, or a store
       mem, size, trap = (psum, PT, "psum_out_of_range") if tile.space == "psum" else (vmem, VT, "vmem_out_of_range")

@@ -10,7 +10,8 @@
 // done; start_i runs the program from pc 0.
 // Latency: VLD/PLD/VMOV/VZERO/VFILL/VSPLAT/XLU results are written 1 cycle after issue, VPU
 // results after vpu_latency(fn), VGATHER results after 2 (VMEM's core read port gathers the
-// elements in the issue cycle, then one register stage); VST/PST/VSCATTER write in the issue
+// elements in the issue cycle, then one register stage), PEPI results after 2 (PSUM's read in the
+// issue cycle, then the epilogue stage of rtl/epi.sv); VST/PST/VSCATTER write in the issue
 // cycle; MXU commands reach the MXU one cycle after issue (an MLW's weight tile is read from VMEM
 // in the issue cycle). DMA.IN/DMA.OUT go to the DMA engine's queue in the issue cycle
 // (rtl/dma.sv), which copies between the HBM port and VMEM's DMA port in the background.
@@ -200,11 +201,12 @@ module tensorcore
   // VMEM and PSUM: the core ports serve VLD/VST/PLD/PST/MLW/VGATHER/VSCATTER while running, the
   // load ports otherwise. A pair's VLD and VST use VMEM's read and write port in the same cycle
   // (the same tile: the VLD reads the old data, as sequential order wants)
-  logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct;
+  logic               is_vld, is_vst, is_pld, is_pst, is_mlw, is_mmul, is_gth, is_sct, is_epi;
   assign is_vld  = ld_valid;  // VLD/VST come on the SXU's load and store channels
   assign is_vst  = st_valid;
   assign is_pld  = iss && dp == DP_PLD;
   assign is_pst  = iss && dp == DP_PST;
+  assign is_epi  = iss && dp == DP_EPI;   // PEPI: a PSUM read like PLD's, through rtl/epi.sv
   assign is_mlw  = iss && dp == DP_MXU && op == OP_MLW;   // the MXU's two commands
   assign is_mmul = iss && dp == DP_MXU && (op == OP_MMUL || op == OP_MMULBF);
   assign is_gth  = iss && dp == DP_GATHER;
@@ -254,7 +256,7 @@ module tensorcore
     .clk_i,
     .rst_ni,
     .init_done_o (psum_init),
-    .rd_req_i    (running ? is_pld : 1'b1),
+    .rd_req_i    (running ? (is_pld || is_epi) : 1'b1),
     .rd_addr_i   (running ? iss_addr : 32'(psum_addr_i)),
     .rd_data_o   (psum_rd),
     .rd_err_o    (mem_errs[3]),
@@ -346,12 +348,29 @@ module tensorcore
     end
   end
 
+  // PEPI: the PSUM tile read in the issue cycle through the epilogue (bias on port b, the
+  // requantising parameters on port c), written back 2 cycles after issue
+  logic [L-1:0][31:0] epi_res;
+  logic               unused_epi_valid;
+  epi #(.N(N)) u_epi (
+    .clk_i,
+    .rst_ni,
+    .valid_i  (is_epi),
+    .mode_i   (fn[1:0]),
+    .bias_i   (vb),
+    .vq_i     (vc),
+    .acc_i    (psum_rd),
+    .valid_o  (unused_epi_valid),
+    .res_o    (epi_res)
+  );
+
   always_comb begin
     unique case (wb_src)
       WB_VPU:  wb_data = vpu_res;
       WB_XLU:  wb_data = xlu_res;
       WB_PLD:  wb_data = psum_rd;
       WB_GATHER: wb_data = gth_q;
+      WB_EPI:  wb_data = epi_res;
       default: wb_data = mov_q;
     endcase
   end
@@ -461,7 +480,7 @@ module tensorcore
   );
 
   assign unused_err = ^{unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid, xlu_res_valid, unused_mxu_stall,
-                        rc[3:1]};
+                        rc[3:1], unused_epi_valid};
 
   // ---------------------------------------------------------------------------------------------
   // Unit errors: a legal program never raises one. The SXU traps before it would issue a VMEM or
@@ -479,6 +498,8 @@ module tensorcore
   `ASSERT(NoCoreVmemErr, running_q |-> !mem_errs[0] && !mem_errs[1])
   `ASSERT(NoMxuVmemErr, !mem_errs[2])
   `ASSERT(NoCorePsumErr, running_q |-> !mem_errs[3] && !mem_errs[4])
+  // a PEPI's result is written back exactly when the epilogue stage holds it
+  `ASSERT(EpiWriteBackTimed, wb_valid && wb_src == WB_EPI |-> unused_epi_valid)
   `ASSERT(NoMxuPsumErr, !mem_errs[5])
   `ASSERT(NoMxuCmdErr, !mxu_err)
   `ASSERT(NoDmaVmemErr, !dvm_err)

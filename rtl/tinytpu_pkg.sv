@@ -53,6 +53,7 @@ package tinytpu_pkg;
     OP_VFILL = 8'd38,
     OP_VGATHER = 8'd39,
     OP_VSCATTER = 8'd40,
+    OP_PEPI = 8'd41,
     OP_VPU = 8'd48,
     OP_XLU = 8'd64,
     OP_MLW = 8'd80,
@@ -293,6 +294,15 @@ package tinytpu_pkg;
       8'h26: m = 64'hff00f000ffffffff;  // VFILL
       8'h27: m = 64'hff00fff0ffffffff;  // VGATHER
       8'h28: m = 64'hff00ffffffffffff;  // VSCATTER
+      8'h29: begin
+        unique case (fn)
+          8'd0: m = 64'hfffffff0ffffffff;  // PEPI.B
+          8'd1: m = 64'hfffffff0ffffffff;  // PEPI.BR
+          8'd2: m = 64'hffffffffffffffff;  // PEPI.BQ
+          8'd3: m = 64'hffffffffffffffff;  // PEPI.BRQ
+          default: m = '0;
+        endcase
+      end
       8'h30: begin
         unique case (fn)
           8'd0: m = 64'hfffffff000000000;  // VADD
@@ -450,7 +460,8 @@ package tinytpu_pkg;
     DP_SCATTER = 5'd14,  // VMEM's write port in element mode
     DP_MXU = 5'd15,  // the MXU command register and queue
     DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
-    DP_DMACFG = 5'd17  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
+    DP_DMACFG = 5'd17,  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
+    DP_EPI = 5'd18  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -460,7 +471,8 @@ package tinytpu_pkg;
     WB_VLD = 3'd2,  // VMEM's core read port on the load channel (registered read), VRF write port 1
     WB_PLD = 3'd3,  // PSUM's core read port (registered read)
     WB_MOV = 3'd4,  // the move register mov_q of tensorcore.sv
-    WB_GATHER = 3'd5  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+    WB_GATHER = 3'd5,  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+    WB_EPI = 3'd6  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
   } wb_e;
 
   // Latencies the datapaths realise by their structure (isa.DATAPATHS), not parameters: the table
@@ -470,6 +482,7 @@ package tinytpu_pkg;
   localparam int unsigned LAT_MOV = 1;  // the move register mov_q of tensorcore.sv
   localparam int unsigned LAT_XLU = 1;  // the XLU (one register stage, rtl/xlu.sv)
   localparam int unsigned LAT_GATHER = 2;  // VMEM's read port in element mode, then the hold register gth_q of tensorcore.sv
+  localparam int unsigned LAT_EPI = 2;  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
 
   // The fields of an instruction word (isa.FIELDS); a word is a word_t.
   typedef struct packed {
@@ -680,6 +693,23 @@ package tinytpu_pkg;
         d.rvd = 1'b1;
         d.rsb = 1'b1;
         d.ve_wr = 1'b1;
+      end
+      OP_PEPI: begin  // PEPI.B, PEPI.BR, PEPI.BQ, PEPI.BRQ
+        d.dp = DP_EPI;
+        d.vec = 1'b1;
+        d.rvb = 1'b1;
+        d.rsa = 1'b1;
+        d.wvd = 1'b1;
+        d.wb = WB_EPI;
+        d.lat = 4'd2;
+        d.pt_rd = 1'b1;
+        d.cnt_mem = 1'b1;
+        unique case (w.fn)
+          8'd2, 8'd3: begin
+            d.rvc = 1'b1;
+          end
+          default: ;
+        endcase
       end
       OP_VPU: begin  // VPU functions
         d.dp = DP_VPU;

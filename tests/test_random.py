@@ -131,7 +131,7 @@ def test_generator_covers_every_family():
         last_mmul = (i, range(a, a + o["T"]), range(p, p + o["T"]))
       elif last_mmul and i - last_mmul[0] <= 4:
         _, src, dst = last_mmul
-        if mn in ("VST", "MLW") and addr(o, s) in src or mn in ("PST", "PLD") and addr(o, s) in dst:
+        if mn in ("VST", "MLW") and addr(o, s) in src or (mn in ("PST", "PLD") or mn.startswith("PEPI")) and addr(o, s) in dst:
           hits["mxu_conflict"] += 1
         if isa.BY_MNEMONIC[mn].unit in ("vpu", "xlu"):
           hits["mxu_independent"] += 1

@@ -130,10 +130,11 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "mxu": (False, None, "the MXU command register and queue"),
   "dma": (False, None, "the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background"),
   "dmacfg": (True, None, "the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)"),
+  "epi": (False, 2, "PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)"),
 }
 # the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
 # others through port 0 selected by this code
-WB_SOURCES = ("vpu", "xlu", "vld", "pld", "mov", "gather")
+WB_SOURCES = ("vpu", "xlu", "vld", "pld", "mov", "gather", "epi")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,7 +208,7 @@ OP = {
   "RDCYCLE": 0x0D, "RDPERF": 0x0E,
   "VSPLAT": 0x10, "VEXTRACT": 0x11,
   "VLD": 0x20, "VST": 0x21, "PLD": 0x22, "PST": 0x23, "VMOV": 0x24, "VZERO": 0x25, "VFILL": 0x26,
-  "VGATHER": 0x27, "VSCATTER": 0x28,
+  "VGATHER": 0x27, "VSCATTER": 0x28, "PEPI": 0x29,
   "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51, "MMULBF": 0x52,
   "DMAIN": 0x60, "DMAOUT": 0x61, "DMAWAIT": 0x62, "DMACFG": 0x63,
 }
@@ -222,7 +223,7 @@ PERF_COUNTERS = [
   ("mxu_busy", "cycles the MXU spent streaming activation rows"),
   ("vpu_ops", "VPU instructions issued"),
   ("xlu_ops", "XLU instructions issued"),
-  ("mem_ops", "VLD/VST/PLD/PST/VMOV/VZERO/VFILL instructions issued"),
+  ("mem_ops", "VLD/VST/PLD/PST/PEPI*/VMOV/VZERO/VFILL instructions issued"),
   ("stall_raw", "issue stalls waiting for a result of an earlier instruction (read after write)"),
   ("stall_waw", "issue stalls to keep write order with an earlier, still running instruction"),
   ("stall_unit", "issue stalls because the target unit is busy (MXU queue full, multi-cycle VPU busy)"),
@@ -368,6 +369,10 @@ _DMA_SYNC = ("Asynchronous: the DMA engine copies in the background, in command 
 _DMA_TRAPS = ("vmem_out_of_range if a row's VMEM tiles are outside [0, VMEM_TILES); then hbm_out_of_range if a row's "
               "HBM tiles are outside [0, HBM_TILES); a trapping DMA copies nothing")
 _S = "SXU"
+# PEPI modes by fn (its mnemonic suffix): fn bit 0 applies ReLU last, bit 1 requantises to int8
+EPI_RELU, EPI_REQUANT = 1, 2
+EPI_MODES = (".B", ".BR", ".BQ", ".BRQ")
+EPI_SHIFT_MAX = 63  # a requantising shift is clamped to [0, EPI_SHIFT_MAX]
 
 
 def _build() -> list[Instr]:
@@ -419,6 +424,20 @@ def _build() -> list[Instr]:
       datapath="pld", perf="mem_ops")
   add("PST", OP["PST"], None, _ops("vs:vreg:rb, out addr:mem:ra+imm:psum"), "vmem", "PSUM[sa + imm] = vs", group=g, traps=_MEM_TRAP_P,
       datapath="pst", perf="mem_ops")
+  # PSUM epilogues (doc/epilogue.md): fn bit 0 = ReLU, bit 1 = requantise; golden/epilogue.py
+  for mode, suffix in enumerate(EPI_MODES):
+    q = mode & EPI_REQUANT
+    spec = "out vd:vreg:rd, addr:mem:ra+imm:psum, vb:vreg:rb" + (", vq:vreg:rc" if q else "")
+    sem = "x = PSUM[sa + imm] + vb (int32 wrap, lane-wise)"
+    if q:
+      sem += ("; per lane (r, c), m = vq[0][c] (signed), k = clamp(vq[1][c] signed, 0, 63): "
+              "y = clamp(floor((x*m + 2^(k-1)) / 2^k), -128, 127) (exact integers; k = 0: clamp(x*m))")
+    else:
+      sem += "; y = x"
+    if mode & EPI_RELU:
+      sem += "; y = max(y, 0)"
+    add("PEPI" + suffix, OP["PEPI"], mode, _ops(spec), "vmem", sem + "; vd = y", latency=2, group="PSUM epilogue",
+        traps=_MEM_TRAP_P, datapath="epi", perf="mem_ops")
   elem = ("VMEM element e is lane e mod N*N of tile e div N*N; element addresses are sb + imm + va[l] "
           "with va[l] a signed int32")
   add("VGATHER", OP["VGATHER"], None, _ops("out vd:vreg:rd, va:vreg:ra, addr:mem:rb+imm:elem"), "vmem",

@@ -195,6 +195,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     # tiles' high halves: "fp" tiles give bf16 values with nonzero (ignored) low bits, "any" tiles
     # fp32 specials, int8 tiles +-0, tiny values and NaNs.
     self.mode_rng = np.random.default_rng([seed, 0xBF16])
+    self.epi_rng = np.random.default_rng([seed, 0x29])  # PEPI's choices (pepi()), off the main stream
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
     self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
@@ -261,6 +262,14 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     b, off = self.s(), int(self.rng.integers(-2, 3))
     return [self.w("LI", sd=b, imm=x - off)], b, off
 
+  def pepi(self, vd: int, b: int, off: int) -> int:
+    """A PSUM epilogue of a random mode in place of a PLD: its mode and operand registers come from
+    epi_rng, so the main stream (and every program's shape) is the one without PEPI."""
+    r = self.epi_rng
+    mn = "PEPI" + str(r.choice(isa.EPI_MODES))
+    regs = {o.name: int(r.choice(self.vp)) for o in isa.BY_MNEMONIC[mn].operands if o.kind == "vreg" and not o.write}
+    return self.w(mn, vd=vd, addr=off, addr_base=b, **regs)
+
   # items
   def item(self, depth: int, mult: int) -> list:
     r = self.rng
@@ -301,6 +310,8 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     if f in ("pld", "pst"):
       pre, b, off = self.paddr()
       regs = {"vd": self.v()} if f == "pld" else {"vs": self.v()}
+      if f == "pld" and self.epi_rng.random() < .5:  # half the PSUM reads through an epilogue (PEPI.*)
+        return [Op(pre + [self.pepi(regs["vd"], b, off)], "pepi")]
       return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
     if f == "vmov": return [Op([self.w("VMOV", vd=self.v(), va=self.v())], "vmov")]
     if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]

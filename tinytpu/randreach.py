@@ -1,7 +1,7 @@
 """Items that take the random programs (tinytpu/randprog.py) beyond the well-behaved core
 (issue [3/6] item 2, doc/random.md):
 
-- **far tiles**: VLD/VST/PLD/PST/MLW at any tile of VMEM or PSUM (the first, the last, anywhere),
+- **far tiles**: VLD/VST/PLD (or PEPI.*)/PST/MLW at any tile of VMEM or PSUM (the first, the last, anywhere),
   each far tile the program touches dumped at the end;
 - **backward branches**: a loop made of `LI c; body; SADDI c, c, -1; BNE c, s0, body` on a counter
   register the rest of the program never uses, so its count is exact;
@@ -43,6 +43,8 @@ class ReachItems:
         self.far.append((space, a))
     b, off = self.s(), int(r.integers(-3, 4))
     regs = {"vd": self.v()} if f in ("vld", "pld") else {} if f == "mlw" else {"vs": self.v()}
+    if f == "pld" and self.epi_rng.random() < .5:  # the far tile through an epilogue (its own stream)
+      return [Op([self.w("LI", sd=b, imm=a - off), self.pepi(regs["vd"], b, off)], "far_pepi")]
     return [Op([self.w("LI", sd=b, imm=a - off), self.w(f.upper(), addr=off, addr_base=b, **regs)], "far_" + f)]
 
   def s0_item(self) -> list:
@@ -82,6 +84,8 @@ class ReachItems:
       a = size + int(r.integers(0, 3)) if r.random() < .6 else -1 - int(r.integers(0, 3))
       b, mn = self.s(), ("VLD" if r.random() < .5 else "VST") if kind == "vmem_oob" else ("PLD" if r.random() < .5 else "PST")
       regs = {"vd": self.v()} if mn in ("VLD", "PLD") else {"vs": self.v()}
+      if mn == "PLD" and self.epi_rng.random() < .5:  # PEPI traps with PLD's rule (its own stream)
+        return [Op([self.w("LI", sd=b, imm=a), self.pepi(regs["vd"], b, 0)], "trap_" + kind)]
       return [Op([self.w("LI", sd=b, imm=a), self.w(mn, addr=0, addr_base=b, **regs)], "trap_" + kind)]
     if kind == "lbreak0":
       return [Op([self.w("LBREAK")], "trap_lbreak0")]

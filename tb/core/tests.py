@@ -31,6 +31,20 @@ e: RDPERF s5, retired
   VEXTRACT s1, v6, 1, 2
   PST v6, [s0 + 3]
   HALT""",
+  "psum_epilogue": """
+  VLD v1, [s0 + 0]
+  MLW [s0 + 1]
+  MMUL [s0 + 0], [s0 + 0], 2, 0
+  VLD v2, [s0 + 1]
+  PEPI.B v3, [s0 + 1], v1
+  PEPI.BR v4, [s0 + 0], v1
+  PEPI.BQ v5, [s0 + 1], v1, v2
+  PEPI.BRQ v6, [s0 + 0], v1, v2
+  VST v3, [s0 + 0]
+  VST v4, [s0 + 1]
+  VST v5, [s0 + 2]
+  VST v6, [s0 + 3]
+  HALT""",
   "trap_vmem": "  LI s1, 1\n  VFILL v1, 3\n  VST v1, [s1 + 2]\n  VLD v2, [s1 - 2]\n  HALT",
   "trap_illegal": "  NOP\n  .word 0x0200000000000001\n  HALT",
 }
