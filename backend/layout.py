@@ -63,7 +63,7 @@ class Layout:
           if i not in d.direct:
             tables[X + i] = row.tolist()
         for buf, e, ok in ((d.a, ea[:M, :K], ma), (d.b, eb[:K, :Nc], mb_)):
-          if buf.dtype != dtypes.int8:
+          if buf.dtype != dtypes.int8 and d.mode == "int8":
             self.int8_checks.append((buf.slot, np.unique(e[ok]) - buf.base))
     g_all = np.arange(-(-self.G // L) * L)
     g = np.minimum(g_all, self.G - 1)  # padding lanes repeat the last lane

@@ -337,7 +337,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
             self.code = [c for c in self.code if c is not fill]  # that very fill (an equal one may exist)
             self.dot_value(d, acc)
           else:
-            self.ins("VADD", acc, acc, self.dot_value(d))
+            self.ins("VFADD" if d.mode == "bf16" else "VADD", acc, acc, self.dot_value(d))
       else:
         self.vals[u] = self.dot_value(self.dot_at[u][0])
     elif u not in self.skip:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 
 import numpy as np
 
@@ -32,12 +33,25 @@ def _flat_values(lanes: list) -> dict:
   return out
 
 
+def matmul_mode() -> str:
+  """TINYTPU_MATMUL: "exact" (the default: float32 products stay on the VPU, exact fp32) or "bf16"
+  (float32 matmuls on the MXU's bf16 mode: operands truncated to bf16, fp32 sums in the MXU's
+  order). bfloat16 buffers use the bf16 mode either way (their products are exact in fp32)."""
+  v = os.environ.get("TINYTPU_MATMUL", "exact")
+  if v not in ("exact", "bf16"):
+    raise ValueError(f"TINYTPU_MATMUL={v!r}: expected exact or bf16")
+  return v
+
+
 class MxuMatch:
   def operand(self, x: UOp):
-    """A product operand: a LOAD of a global buffer (through widening int CASTs) -> (Buf, index,
-    gate or None), else None. A gated load (a padded convolution's window) must read 0 where its
-    gate is false."""
+    """A product operand: a LOAD of a global buffer (through widening int CASTs, or a bfloat16 ->
+    float32 CAST) -> (Buf, index, gate or None), else None. Int buffers run as int8 (MMUL), bfloat16
+    buffers (and float32 ones with TINYTPU_MATMUL=bf16) as bf16 (MMUL.BF16). A gated load (a padded
+    convolution's window) must read 0 where its gate is false."""
     while x.op is Ops.CAST and dtypes.is_int(x.dtype) and dtypes.is_int(x.src[0].dtype) and x.src[0].dtype.itemsize <= x.dtype.itemsize:
+      x = x.src[0]
+    if x.op is Ops.CAST and x.dtype == dtypes.float32 and x.src[0].dtype == dtypes.bfloat16:
       x = x.src[0]
     if x.op is not Ops.LOAD or x.src[0].op is not Ops.INDEX or len(x.src[0].src) != 2:
       return None
@@ -49,7 +63,9 @@ class MxuMatch:
     elif len(x.src) != 1:
       return None
     buf, idx = x.src[0].src
-    return (self.bufs[buf], idx, gate) if buf in self.bufs and dtypes.is_int(buf.dtype) else None
+    ok = buf in self.bufs and (dtypes.is_int(buf.dtype) or buf.dtype == dtypes.bfloat16 or
+                               buf.dtype == dtypes.float32 and self.matmul == "bf16")
+    return (self.bufs[buf], idx, gate) if ok else None
 
   def gate_values(self, g: UOp, env: dict):
     """g evaluated over numpy arrays of range values (env: range -> array), or None when g uses
@@ -73,7 +89,11 @@ class MxuMatch:
     """v as a sum: (product terms [(x, y)], other summands)."""
     terms, rest = [], []
     def go(u):
-      if u.dtype not in (dtypes.int32, dtypes.uint32):
+      if u.op is Ops.CAST and u.dtype == dtypes.float32 and u.src[0].op is Ops.MUL and u.src[0].dtype == dtypes.bfloat16:
+        # tinygrad's bfloat16 matmul: acc += float(a * b) with the product rounded to bf16; the MXU's
+        # bf16 x bf16 product is exact in fp32 (more accurate, documented in doc/backend.md)
+        terms.append((u.src[0].src[0], u.src[0].src[1]))
+      elif u.dtype not in (dtypes.int32, dtypes.uint32, dtypes.float32):
         rest.append(u)
       elif u.op is Ops.MULACC:
         terms.append((u.src[0], u.src[1]))
@@ -161,13 +181,18 @@ class MxuMatch:
           return None
         mask[:, t::len(terms)] &= np.broadcast_to(np.asarray(v, dtype=bool), shape)[:, t::len(terms)]
       masks.append(mask if side == 0 else mask.T)
-    return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off, a_mask=masks[0], b_mask=masks[1], batch=batch)
+    fp = [dtypes.is_float(buf.dtype) for buf in (a, b)]
+    if fp[0] != fp[1] or fp[0] != dtypes.is_float(top.dtype if top.op is not Ops.STORE else top.src[1].dtype):
+      return None  # int and float operands or sums mixed: not one MXU mode
+    return Dot(top, acc, a, b, mlanes, nlanes, a_off, b_off, a_mask=masks[0], b_mask=masks[1], batch=batch,
+               mode="bf16" if fp[0] else "int8")
 
   def find_dots(self):
     """Dot-product reduces to run on the MXU: reduce nests (one loop, or a convolution's cin/kh/kw
     loops with the accumulator updated in the innermost) whose every accumulator update is a sum of
     int products (possibly unrolled), or such sums fully unrolled by tinygrad (no loop left)."""
     self.dots: list[Dot] = []
+    self.matmul = matmul_mode()
     self.mxu_tables, self.int8_checks = {}, []
     self.skip: set[UOp] = set()   # UOps replaced by the MXU prologue
     self.dot_at: dict[UOp, list[Dot]] = {}  # where a Dot's result enters the lane loop

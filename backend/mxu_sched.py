@@ -96,7 +96,7 @@ class MxuSchedule:
             per = -(-len(todo) // nn)
             for j in range(nn):
               self.ins("MLW", at(Mt + n0 + j))
-              self.ins("MMUL", Mem(0, j * mc), at(m0), mc, acc)
+              self.ins(d.mmul, Mem(0, j * mc), at(m0), mc, acc)
               stage(px, todo[j * per:(j + 1) * per])
             self.ins("SADDI", SR(px), SR(px), B)
           self.ins("LI", SR(px), X)

@@ -204,7 +204,7 @@ class MxuStream:
       self.mstream = p
       self.mxu_tables = self.mxu_stream_tables()
       for buf, e in zip((p.d.a, p.d.b), p.elems):
-        if buf.dtype != dtypes.int8:
+        if buf.dtype != dtypes.int8 and p.d.mode == "int8":
           self.int8_checks.append((buf.slot, e))
       return True
     return False
@@ -361,7 +361,7 @@ class MxuStream:
       per = -(-len(ops) // Nt)
       for j in range(Nt):
         self.ins("MLW", Mem(st, mc + j))
-        self.ins("MMUL", Mem(0, j * mc), Mem(st, 0), mc, acc)
+        self.ins(p.d.mmul, Mem(0, j * mc), Mem(st, 0), mc, acc)
         for op in ops[j * per:(j + 1) * per]:
           op()
       self.free_temps()

@@ -71,6 +71,11 @@ class Dot:
   a_mask: Any = None            # [m][k] bool: False where A's load is gated off (reads 0); None: all read
   b_mask: Any = None            # [k][n] bool, the same for B
   batch: list = dataclasses.field(default_factory=list)  # [(lane range, extent, coef in A, coef in B)]: one GEMM per value
+  mode: str = "int8"            # "int8": MMUL (int32 sums); "bf16": MMUL.BF16 (bf16 operands, fp32 sums; mxu_match.py)
+
+  @property
+  def mmul(self) -> str:
+    return "MMUL.BF16" if self.mode == "bf16" else "MMUL"
 
   @property
   def batches(self) -> list[tuple[int, int]]:

@@ -22,24 +22,14 @@ def sources(monkeypatch):
 
 
 @pytest.fixture
-def vmem_1024(monkeypatch):
+def vmem_1024(monkeypatch, fresh_programs):
   """The architecture's VMEM (1024 tiles): the renderer lowers for it, the compiler checks against it."""
   from tinygrad import Device
   monkeypatch.setenv("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=1024 PSUM_TILES=256")
   for name in ("TINYTPU", "CPU"):  # on a machine without clang the CPU name is a TinyTPU core too
     if isinstance(Device[name], device.TinyTPUDevice):
       monkeypatch.setattr(Device[name].renderer, "cfg", device.backend_config())
-  import tinygrad.schedule
-  from tinygrad.engine import realize  # programs rendered for the default core are not reused here (nor these there)
-  import tinygrad.codegen
-  fresh = {}
-  monkeypatch.setattr(realize, "to_program_cache", fresh)
-  monkeypatch.setattr(tinygrad.codegen, "to_program_cache", fresh)
-  monkeypatch.setattr(realize, "runtime_cache", {})
-  monkeypatch.setattr(tinygrad.schedule, "schedule_cache", {})
-  from tinygrad.helpers import Context
-  with Context(PARALLEL=0):  # compile here: the compile pool's processes keep the configuration they started with
-    yield
+  yield
 
 
 def _chunked(src: str) -> bool:
