@@ -168,6 +168,21 @@ def _mem_hash(dumps, kind: str) -> int:
   return gtrace.tile_hash(np.stack(tiles)) if tiles else 0
 
 
+def _first_mismatch(gold: list[tuple[int, int]], rtl: list[tuple[int, int]], label: str, timeout: bool) -> list[tuple[int, str, int]]:
+  """The first k where the k-th golden (retire index, hash) and RTL (cycle, hash) of one register
+  or tile differ: [(golden retire index, what, RTL cycle)], or []. `label` has a {} for k."""
+  for j in range(max(len(gold), len(rtl))):
+    if j < len(gold) and j < len(rtl) and gold[j][1] == rtl[j][1]:
+      continue
+    if timeout and (j >= len(gold) or j >= len(rtl)):
+      return []
+    n = gold[j][0] if j < len(gold) else (gold[-1][0] + 1 if gold else 0)
+    what = label.format(j + 1) + ": " + (f"RTL {rtl[j][1]:#018x}" if j < len(rtl) else "no RTL write") + ", " + \
+      (f"golden {gold[j][1]:#018x}" if j < len(gold) else "no golden write")
+    return [(n, what, rtl[j][0] if j < len(rtl) else (rtl[-1][0] if rtl else 0))]
+  return []
+
+
 def compare(b: Bundle, gold: list[gtrace.Retire], rtl: RtlTrace, timeout: bool) -> list[str]:
   """The first divergence as report lines ([] if none). `timeout`: compare the common prefix only."""
   found: list[tuple[int, str, int]] = []  # (golden retire index, what, RTL cycle)
@@ -198,17 +213,7 @@ def compare(b: Bundle, gold: list[gtrace.Retire], rtl: RtlTrace, timeout: bool) 
   for cyc, r, h in rtl.vwrites:
     rv.setdefault(r, []).append((cyc, h))
   for r in sorted(set(gv) | set(rv)):
-    a, c = gv.get(r, []), rv.get(r, [])
-    for j in range(max(len(a), len(c))):
-      if j < len(a) and j < len(c) and a[j][1] == c[j][1]:
-        continue
-      if timeout and (j >= len(a) or j >= len(c)):
-        break
-      n = a[j][0] if j < len(a) else (a[-1][0] + 1 if a else 0)
-      what = f"write {j + 1} of v{r}: " + (f"RTL {c[j][1]:#018x}" if j < len(c) else "no RTL write") + ", " + \
-        (f"golden {a[j][1]:#018x}" if j < len(a) else "no golden write")
-      found.append((n, what, c[j][0] if j < len(c) else (c[-1][0] if c else 0)))
-      break
+    found += _first_mismatch(gv.get(r, []), rv.get(r, []), f"write {{}} of v{r}", timeout)
   # memory tiles: the k-th value of each VMEM/PSUM tile (each write that changed it)
   graw: dict[str, list[tuple[int, int, bool]]] = {}
   for g in gret:
@@ -219,17 +224,7 @@ def compare(b: Bundle, gold: list[gtrace.Retire], rtl: RtlTrace, timeout: bool) 
         if (c := _canonical(seq, gtrace.tile_hash(_initial(b, 0 if k[0] == "v" else 1, int(k[5:-1])))))}
   rm = tile_values(b, rtl)
   for t in sorted(set(gm) | set(rm)):
-    a, c = gm.get(t, []), rm.get(t, [])
-    for j in range(max(len(a), len(c))):
-      if j < len(a) and j < len(c) and a[j][1] == c[j][1]:
-        continue
-      if timeout and (j >= len(a) or j >= len(c)):
-        break
-      n = a[j][0] if j < len(a) else (a[-1][0] + 1 if a else 0)
-      what = f"value {j + 1} of {t}: " + (f"RTL {c[j][1]:#018x}" if j < len(c) else "no RTL write") + ", " + \
-        (f"golden {a[j][1]:#018x}" if j < len(a) else "no golden write")
-      found.append((n, what, c[j][0] if j < len(c) else (c[-1][0] if c else 0)))
-      break
+    found += _first_mismatch(gm.get(t, []), rm.get(t, []), f"value {{}} of {t}", timeout)
   if found:
     n, what, cyc = min(found, key=lambda x: x[0])
     pc = gret[n].pc if n < len(gret) else None
