@@ -46,9 +46,10 @@ COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the wa
 
 # RTL file -> how its unit environment runs (top, sources by name, test module, params, testcase, env)
 def _units() -> dict[str, tuple]:
+  from tinytpu.tb.mem import sources as mem_sources
   from tinytpu.tb.vpu import sources as vpu_sources
   core = sorted(p.name for p in tools.RTL.glob("*.sv") if p.name != "tinytpu_pkg.sv")
-  mem = lambda u, p: (u, [f"{u}.sv"], "tinytpu.tb.mem.tests", p, None, {"TINYTPU_UNIT": u})  # noqa: E731
+  mem = lambda u, p: (u, [s.name for s in mem_sources(u)], "tinytpu.tb.mem.tests", p, None, {"TINYTPU_UNIT": u})  # noqa: E731
   mxu = ("mxu_tb", ["fp32_pkg.sv", "mxu_pe.sv", "mxu_array.sv", "mxu.sv", "vmem.sv", "psum.sv", str(tools.ROOT / "tb/mxu/mxu_tb.sv")],
          "tinytpu.tb.mxu.tests", {"N": 4, "VMEM_TILES": 256, "PSUM_TILES": 256}, "MxuDirected,MxuWeightSwap,MxuRandom,MxuGemm,MxuTrace", None)
   vpu = ("vpu", [p.name if p.parent == tools.RTL else str(p) for p in vpu_sources()], "tinytpu.tb.vpu.tests", {"N": 4, "TAG_W": 8}, None, None)

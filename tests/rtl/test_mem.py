@@ -2,7 +2,7 @@
 import pytest
 
 from tinytpu.tb import kit
-from tinytpu.tools import RTL
+from tinytpu.tb.mem import sources as mem_sources
 
 
 @pytest.mark.parametrize("unit,params", [
@@ -11,4 +11,4 @@ from tinytpu.tools import RTL
   ("vrf", {"N": 4}), ("vrf", {"N": 8}),
 ])
 def test_mem(unit, params):
-  kit.build_and_run(unit, [RTL / f"{unit}.sv"], "tinytpu.tb.mem.tests", params, extra_env={"TINYTPU_UNIT": unit})
+  kit.build_and_run(unit, mem_sources(unit), "tinytpu.tb.mem.tests", params, extra_env={"TINYTPU_UNIT": unit})
