@@ -24,9 +24,13 @@ import numpy as np
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
 
+from tinytpu.backend.layout import _flat_offsets
 from tinytpu.backend.optable import _cint
 from tinytpu.backend.records import Dot
 from tinytpu.backend.vcode import VT, Mem
+
+
+W_TABLE_MAX = 1 << 16  # a launch guard lists the weights' elements per column up to this many (else a coarser bound)
 
 
 @dataclasses.dataclass
@@ -36,11 +40,12 @@ class Epi:
   add: UOp                    # acc + bias
   bias: UOp
   relu: UOp | None            # max(acc + bias, 0), or None
-  area: int | None = None     # result-area path: VMEM tile of block column 0's bias tile (Nt tiles)
+  quant: tuple | None = None  # requantising: (the chain's last UOp, multiplier, rounding constant, shift loads, the chain's UOps)
+  area: int | None = None     # result-area path: VMEM tile of block column 0's bias tile (Nt tiles; then Nt parameter tiles)
 
   @property
   def mnemonic(self) -> str:
-    return "PEPI.BR" if self.relu is not None else "PEPI.B"
+    return "PEPI.BRQ" if self.quant is not None else "PEPI.BR" if self.relu is not None else "PEPI.B"
 
 
 def _is_zero(u: UOp) -> bool:
@@ -50,7 +55,7 @@ def _is_zero(u: UOp) -> bool:
 class Epilogue:
   def plan_epilogues(self):
     """self.epis (Dot id -> Epi) and self.epi_at (UOp -> Epi: the ADD and MAX the drain replaces)."""
-    self.epis, self.epi_at = {}, {}
+    self.epis, self.epi_at, self.guards = {}, {}, []
     if self.mstream or self.symbolic or not self.dots:
       return
     pos = {u: i for i, u in enumerate(self.uops)}
@@ -73,13 +78,32 @@ class Epilogue:
       if len(au) == 1 and au[0].op is Ops.MAX and au[0].dtype == dtypes.int32 and any(s is add for s in au[0].src) \
           and any(_is_zero(s) for s in au[0].src):
         relu = au[0]
-      e = Epi(d, add, bias, relu)
+      quant = self._requant_chain(relu, users) if relu is not None and getattr(self, "requant", False) and not d.in_psum else None
+      e = Epi(d, add, bias, relu, quant)
       if not d.in_psum and not self._stage_bias(e):
         continue
       self.epis[id(d)] = e
-      self.epi_at[add] = e
-      if relu is not None:
-        self.epi_at[relu] = e
+      for u in [add] + ([relu] if relu is not None else []) + (list(e.quant[4]) if e.quant is not None else []):
+        self.epi_at[u] = e
+
+  def _requant_chain(self, relu: UOp, users: dict):
+    """tinygrad's int8 requantisation after the ReLU, `min((relu * m + r) >> s, 127)` (MULACC, SHR,
+    then min as ~max(~x, -128)), each step the only user of the previous one: (last UOp, m, r, s,
+    the chain's UOps), else None. Whether it equals PEPI.BRQ depends on the values (a launch guard)."""
+    def only(u, op):
+      us = users.get(u, [])
+      return us[0] if len(us) == 1 and us[0].op is op and us[0].dtype == dtypes.int32 else None
+    if (ma := only(relu, Ops.MULACC)) is None or ma.src[2] is relu or not any(x is relu for x in ma.src[:2]):
+      return None
+    m = ma.src[1] if ma.src[0] is relu else ma.src[0]
+    if m is relu or (sh := only(ma, Ops.SHR)) is None or sh.src[0] is not ma:
+      return None
+    x1 = only(sh, Ops.XOR)
+    mx = only(x1, Ops.MAX) if x1 is not None else None
+    x2 = only(mx, Ops.XOR) if mx is not None else None
+    if x2 is None or any(_cint(next(s for s in u.src if s is not v)) != k for u, v, k in ((x1, sh, -1), (mx, x1, -128), (x2, mx, -1))):
+      return None
+    return x2, m, ma.src[2], sh.src[1], (ma, sh, x1, mx, x2)
 
   def _dot_result(self, d: Dot, pos: dict) -> UOp | None:
     """The UOp whose value is exactly the dot product: the fully unrolled sum itself, or the one load
@@ -96,45 +120,101 @@ class Epilogue:
              and self.reg_of(u.src[0]) == d.acc and pos[u] > pos[rng]]
     return loads[0] if len(loads) == 1 else None
 
-  def _stage_bias(self, e: Epi) -> bool:
-    """The result-area path: the bias as one tile per block column, its index tables preloaded in
-    VMEM after the kernel's tiles. False (no fusion) when the bias is not a resident buffer's load
-    whose value per result element depends on the column only, or the tiles do not fit."""
-    from tinytpu.backend.stream import SPILL_RESERVE
-    b, d, L, N = e.bias, e.dot, self.L, self.cfg.N
-    if self.chunked or b.op is not Ops.LOAD or len(b.src) != 1 or b.src[0].op is not Ops.INDEX or len(b.src[0].src) != 2:
-      return False
+  def _column_table(self, d: Dot, b: UOp):
+    """(Nt, L) element addresses of a load b for every result element of d's result area (lane
+    (r, c) of block column nb's tile), -1 where no result is; None when b is not a load of a
+    buffer at an index affine in the lane ranges, or two results of one (column block, lane) would
+    need different elements (the value depends on the result's row block: a per-element operand)."""
+    L, N = self.L, self.cfg.N
+    if b.op is not Ops.LOAD or len(b.src) != 1 or b.src[0].op is not Ops.INDEX or len(b.src[0].src) != 2:
+      return None
     buf = self.bufs.get(b.src[0].src[0])
     f = self.lin(b.src[0].src[1])
-    if buf is None or f is None or f[2] or any(r not in self.lane_ranges for r in f[0]) or d.T + 0 not in self.mxu_tables:
-      return False
+    if buf is None or f is None or f[2] or any(r not in self.lane_ranges for r in f[0]) or d.T not in self.mxu_tables:
+      return None
     M, _, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
     g = np.minimum(np.arange(-(-self.G // L) * L), self.G - 1)
-    rv = {r: (g // s) % ext for r, s, ext in zip(self.lane_ranges, self.strides, self.extents)}
+    rv = {r: (g // st) % ext for r, st, ext in zip(self.lane_ranges, self.strides, self.extents)}
     elem = buf.base + f[1] + sum(c * rv[r] for r, c in f[0].items())
     res = np.concatenate([self.mxu_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
     nb, lane = res // L // Mt, res % L
     if (elem < buf.base).any() or (elem >= buf.base + buf.size).any() or (nb >= Nt).any():
-      return False
+      return None
     table = np.full((Nt, L), -1, dtype=np.int64)
     table[nb, lane] = elem
-    if (table[nb, lane] != elem).any():  # two results of one (column, lane) want different biases: a per-element bias
+    return table if (table[nb, lane] == elem).all() else None
+
+  def _stage_bias(self, e: Epi) -> bool:
+    """The result-area path: the bias as one tile per block column (and, requantising, the
+    parameters as one tile per block column: row 0 the multipliers, row 1 the shifts), their index
+    tables preloaded in VMEM after the kernel's tiles. False (no fusion) when the bias is not a
+    resident buffer's load whose value per result element depends on the column only, or the tiles
+    do not fit; a requantising chain that does not qualify falls back to bias (and ReLU) alone."""
+    from tinytpu.backend.stream import SPILL_RESERVE
+    d, L, N = e.dot, self.L, self.cfg.N
+    Nt = -(-d.dims[2] // N)
+    if self.chunked or (table := self._column_table(d, e.bias)) is None:
       return False
-    if self.spill_base + Nt + SPILL_RESERVE > self.cfg.VMEM_TILES:
+    vq = None
+    if e.quant is not None:
+      vq = self._quant_tables(e, table)
+      if vq is None:
+        e.quant = None
+    need = Nt * (1 if vq is None else 2)
+    if self.spill_base + need + SPILL_RESERVE > self.cfg.VMEM_TILES:
       return False
-    table[table < 0] = self.const_base  # lanes no result reaches: the constant pool's zero
     e.area = self.spill_base
-    self.spill_base += Nt
+    self.spill_base += need
     for i, row in enumerate(table):
-      self.mxu_tables[e.area + i] = row.tolist()
+      self.mxu_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()  # no result: the pool's zero
+    if vq is not None:
+      for i, row in enumerate(vq):
+        self.mxu_tables[e.area + Nt + i] = np.where(row < 0, self.const_base, row).tolist()
     return True
 
+  def _quant_tables(self, e: Epi, btab):
+    """PEPI.BRQ's parameter tiles per block column (row 0: lane c holds column c's multiplier
+    element, row 1 its shift), and the launch guard (doc/backend.md): the multiplier, rounding
+    constant and shift loads must each hold one value per output column, for every result."""
+    d, N, L = e.dot, self.cfg.N, self.L
+    m, r, s = e.quant[1:4]
+    tabs = [self._column_table(d, x) for x in (m, r, s)]
+    if any(t is None for t in tabs):
+      return None
+    real = btab >= 0
+    if any(((t >= 0) != real).any() for t in tabs):
+      return None
+    Nt = len(btab)
+    vq = np.full((Nt, L), -1, dtype=np.int64)
+    for tab, row in ((tabs[0], 0), (tabs[2], 1)):
+      t3 = tab.reshape(Nt, N, N)
+      for nb in range(Nt):
+        for c in range(N):
+          col = t3[nb, :, c][t3[nb, :, c] >= 0]
+          if len(col) and (col != col[0]).any():
+            return None  # differs between rows of one column: not one parameter per channel
+          vq[nb, row * N + c] = col[0] if len(col) else -1
+    bufs = {u: self.bufs[u.src[0].src[0]] for u in (e.bias, m, r, s)}
+    elems = lambda u, t: (bufs[u].slot, (t[real] - bufs[u].base).tolist())  # noqa: E731
+    guard = {"a": d.a.slot, "w": d.b.slot, "K": d.dims[1], "b": elems(e.bias, btab),
+             "m": elems(m, tabs[0]), "r": elems(r, tabs[1]), "s": elems(s, tabs[2])}
+    K, Nc = d.dims[1], d.dims[2]
+    if K * Nc <= W_TABLE_MAX:  # the weights' elements per column: |acc| <= max|A| * sum_k |W[k][n]| (tighter)
+      w = np.array(d.b_off)[:, None] + _flat_offsets(d.nlanes)[None, :]
+      if d.b_mask is not None:
+        w = np.where(d.b_mask, w, -1)
+      guard["wk"] = w.ravel().tolist()
+      guard["cols"] = (np.nonzero(real)[0] * N + np.nonzero(real)[1] % N).tolist()  # each entry's output column n
+    self.guards.append(guard)
+    return vq
+
   def stage_bias_tiles(self, e: Epi):
-    """Gather the bias tiles in place through their tables (once per kernel, before the first drain)."""
-    Nt = -(-e.dot.dims[2] // self.cfg.N)
-    for k in range(0, Nt, 4):
-      vs = [(VT("bias"), Mem(0, e.area + i)) for i in range(k, min(k + 4, Nt))]
+    """Gather the bias (and parameter) tiles in place through their tables (once per kernel, before
+    the first drain)."""
+    n = -(-e.dot.dims[2] // self.cfg.N) * (2 if e.quant is not None else 1)
+    for k in range(0, n, 4):
+      vs = [(VT("bias"), Mem(0, e.area + i)) for i in range(k, min(k + 4, n))]
       for v, a in vs:
         self.ins("VLD", v, a)
       for v, _ in vs:
@@ -146,7 +226,7 @@ class Epilogue:
     """The ADD (and MAX) of a fused epilogue: in PSUM, one PEPI of the lane tile with the lane loop's
     bias; through the result area, the drain already applied it."""
     e = self.epi_at[u]
-    if u is e.relu:
+    if u is not e.add:  # the ReLU and the requantising chain: the value the PEPI wrote
       self.vals[u] = self.vals[e.add]
       return
     v = self.add_operand(e)
@@ -158,3 +238,29 @@ class Epilogue:
 
   def add_operand(self, e: Epi):
     return self.value(next(s for s in e.add.src if s is not e.bias))
+
+
+def requant_holds(g: dict, host) -> bool:
+  """The launch guard of a PEPI.BRQ drain: True when, for these buffer values, it computes exactly
+  tinygrad's `min((max(acc + b, 0) * m + r) >> s, 127)` in int32 (host: slot -> int64 values).
+  With |acc| <= K * max|A| * max|W| (the MXU's exact int32 sum), per output column: 1 <= s <= 31,
+  r = 2^(s-1), m >= 0, and max(acc + b, 0) * m + r < 2^31 (tinygrad's multiply-add does not wrap).
+  Then for acc + b >= 0 both are floor((x*m + 2^(s-1)) / 2^s) >= 0 clipped at 127, and for
+  acc + b < 0 both are 0 (tinygrad: r >> s = 0; PEPI: a non-positive product rounds to <= 0, then ReLU)."""
+  take = lambda k: host[g[k][0]][np.asarray(g[k][1], dtype=np.int64)]  # noqa: E731
+  b, m, r, s = take("b"), take("m"), take("r"), take("s")
+  a, w = host[g["a"]], host[g["w"]]
+  if not len(a) or not len(w):
+    return False
+  acc = int(g["K"]) * int(np.abs(a).max()) * int(np.abs(w).max())
+  if "wk" in g:  # per column: max|A| * sum over k of |W[k][n]| (gated-off weights read 0)
+    wk = np.asarray(g["wk"], dtype=np.int64).reshape(int(g["K"]), -1)
+    col = np.where(wk >= 0, np.abs(w[np.maximum(wk, 0)]), 0).sum(0)
+    acc = int(np.abs(a).max()) * col[np.asarray(g["cols"], dtype=np.int64)]
+  if ((s < 1) | (s > 31)).any() or (m < 0).any():
+    return False
+  if (r != (np.int64(1) << (s - 1))).any():
+    return False
+  lo, hi = -(1 << 31), (1 << 31) - 1
+  t = np.where((b - acc >= lo) & (b + acc <= hi), b + acc, hi)  # the sum's bound; a sum that may wrap: anything
+  return bool((np.maximum(t, 0).astype(object) * m.astype(object) + r.astype(object) <= hi).all())

@@ -123,16 +123,17 @@ class MxuSchedule(Epilogue):
           def copy(cnt: int, vb):
             vs = [VT("psum") for _ in range(cnt)]
             for i, v in enumerate(vs):
-              self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), vb)
+              self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), *vb)
             for i, v in enumerate(vs):
               self.ins("VST", v, Mem(px, i))
           fused = epi is not None and epi.area is not None
           for j in range(nn if mc < Mt or fused else 1):
             cnt = mc if mc < Mt or fused else nn * mc
             vb = None
-            if fused:
-              vb = VT("bias")
-              self.ins("VLD", vb, Mem(0, epi.area + n0 + j))
+            if fused:  # the column block's bias tile (and parameter tile)
+              vb = [VT("bias")] + ([VT("quant")] if epi.quant is not None else [])
+              for i, v in enumerate(vb):
+                self.ins("VLD", v, Mem(0, epi.area + i * Nt + n0 + j))
             counted(cnt // 4, lambda: (copy(4, vb), self.ins("SADDI", SR(pc), SR(pc), 4), self.ins("SADDI", SR(px), SR(px), 4)))
             if cnt % 4:
               copy(cnt % 4, vb)

@@ -115,17 +115,75 @@ def test_conv_bias_relu_fused_exact(pad, fused):
   assert _pepi(fused, "PEPI.BR") >= 1
 
 
-def test_requantising_chain_keeps_its_simt_tail(fused):
-  """The CNN demo's layer: bias and ReLU fused, the multiply, rounding shift and clip stay SIMT
-  (tinygrad's int32 multiply wraps and its rounding constant is a buffer: PEPI.BRQ is not provably
-  the same), exact with the demo's numpy int8 model."""
+@pytest.fixture
+def guards(monkeypatch):
+  """The outcome of every launch guard of a requantising drain (epilogue.requant_holds)."""
+  seen = []
+  holds = epilogue.requant_holds
+  def spy(g, host):
+    ok = holds(g, host)
+    seen.append(ok)
+    return ok
+  monkeypatch.setattr(epilogue, "requant_holds", spy)
+  return seen
+
+
+def test_cnn_layers_requantise_in_the_drain(fused, guards):
+  """The CNN demo's network (random int8 weights): both convolutions drain through PEPI.BRQ (their
+  guards hold), the head through PEPI.B; exact with the demo's numpy int8 model."""
   from tinytpu import demo_cnn
   q = demo_cnn.random_quantnet(1)
   x = np.random.default_rng(6).integers(0, 17, (4, 64))
   out = demo_cnn.tinytpu_model(q)(x).numpy()
   np.testing.assert_array_equal(out, demo_cnn.logits_numpy(q, x))
-  assert ("PEPI.BR", "area") in fused["epis"] and not any(m in ("PEPI.BQ", "PEPI.BRQ") for m, _ in fused["epis"])
-  assert _pepi(fused, "PEPI.BQ") == 0 and _pepi(fused, "PEPI.BRQ") == 0
+  # each convolution: the fused program and its fallback (bias and ReLU fused, the requantisation SIMT)
+  assert sorted(fused["epis"]) == [("PEPI.B", "area")] + [("PEPI.BR", "area")] * 2 + [("PEPI.BRQ", "area")] * 2
+  assert _pepi(fused, "PEPI.BRQ") >= 2 and guards == [True, True]
+
+
+def _tinygrad_requant(acc, b, m, r, s):
+  """tinygrad's int32 arithmetic of min((max(acc + b, 0) * m + r) >> s, 127)."""
+  a = np.maximum(_wrap(acc + b), 0)
+  return np.minimum(_wrap(a * m + r) >> s, 127)
+
+
+def _requant_layer(rng, m, r, s, pad=1):
+  x, w = _conv(rng, 2, 4, 6, 8, 3)
+  b = rng.integers(-3000, 3000, 8)
+  ch = lambda v: _t(np.asarray(v).reshape(1, -1, 1, 1))  # noqa: E731
+  a = (_t(x).conv2d(_t(w), padding=pad) + ch(b)).relu()
+  out = ((a * ch(m) + ch(r)) >> ch(s)).minimum(127).numpy()
+  c = lambda v: np.asarray(v).reshape(1, -1, 1, 1)  # noqa: E731
+  return out, _tinygrad_requant(_np_conv(x, w, pad), c(b), c(m), c(r), c(s))
+
+
+def test_requantising_conv_exact_when_the_guard_holds(fused, guards):
+  rng = np.random.default_rng(11)
+  s = rng.integers(8, 14, 8)
+  out, ref = _requant_layer(rng, rng.integers(0, 1 << 8, 8), 1 << (s - 1), s)
+  np.testing.assert_array_equal(out, ref)
+  assert fused["epis"] == [("PEPI.BRQ", "area"), ("PEPI.BR", "area")] and guards == [True]
+
+
+@pytest.mark.parametrize("why", ["rounding constant not 2^(s-1)", "negative multiplier", "multiply wraps in int32", "shift 0"])
+def test_requantising_conv_falls_back_when_the_guard_fails(why, fused, guards):
+  """Values for which PEPI.BRQ would differ from tinygrad's int32 chain: the launch runs the SIMT
+  program (exact), never the fused one."""
+  rng = np.random.default_rng(12)
+  s = rng.integers(8, 14, 8)
+  m, r = rng.integers(0, 1 << 8, 8), 1 << (s - 1)
+  if why.startswith("rounding"):
+    r = r + 1
+  elif why.startswith("negative"):
+    m = -m
+  elif why.startswith("multiply"):
+    m = np.full(8, 1 << 20)
+  else:
+    s, r = np.zeros(8, np.int64), np.zeros(8, np.int64)
+  out, ref = _requant_layer(rng, m, r, s)
+  np.testing.assert_array_equal(out, ref)
+  assert fused["epis"] == [("PEPI.BRQ", "area"), ("PEPI.BR", "area")]  # the fused program and its fallback
+  assert guards == [False]
 
 
 def test_chains_that_do_not_fuse(fused):
@@ -171,3 +229,12 @@ def test_rtl_matches_golden(what, fused, monkeypatch):
     ref = np.maximum(a @ w + b, 0)
   np.testing.assert_array_equal(out, ref)
   assert fused["epis"] == [("PEPI.BR", "psum" if what == "gemm_psum" else "area")]
+
+
+def test_rtl_matches_golden_requantising(fused, guards, monkeypatch):
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(13)
+  s = rng.integers(6, 12, 8)
+  out, ref = _requant_layer(rng, rng.integers(0, 1 << 9, 8), 1 << (s - 1), s, pad=0)
+  np.testing.assert_array_equal(out, ref)
+  assert guards == [True]
