@@ -1,12 +1,14 @@
 """Fused PSUM epilogues (a mixin of Lowering, doc/backend.md "Epilogue fusion"): an int8 dot
-product's result followed in the kernel by exactly `+ bias` (int32) and optionally `max(., 0)`
-leaves PSUM through `PEPI.B` / `PEPI.BR` (doc/epilogue.md) instead of `PLD` and two VPU ops.
+product's result followed in the kernel by exactly `+ bias` (int32), optionally `max(., 0)`, and
+optionally tinygrad's requantisation `min((. * m + r) >> s, 127)` leaves PSUM through `PEPI.B`,
+`PEPI.BR` or `PEPI.BRQ` (doc/epilogue.md) instead of `PLD` and a VPU sequence.
 
-Both are bit-exact with tinygrad for every input: PEPI's add wraps mod 2^32 like tinygrad's int32
-ADD, and its ReLU is the signed `max(x, 0)` of that sum. Requantising (`.BQ`/`.BRQ`) is not used:
-tinygrad's `(relu(x) * m + r) >> s` wraps its int32 multiply and add and reads `r` and `s` from
-buffers, so PEPI's exact 64-bit rounding shift equals it only for data (r = 2^(s-1), m >= 0, no
-overflow of x * m) that the kernel cannot see when it is compiled; that chain stays SIMT.
+`.B`/`.BR` are bit-exact with tinygrad for every input: PEPI's add wraps mod 2^32 like tinygrad's
+int32 ADD, and its ReLU is the signed `max(x, 0)` of that sum. `.BRQ` equals tinygrad's int32
+chain only for some values (requant_holds: r = 2^(s-1), 1 <= s <= 31, m >= 0, no wrap of the
+multiply-add), which the kernel cannot see when it is compiled: such a kernel is lowered twice
+(lower.lower_kernel), the launch checks the guard on the host's buffer values and runs the
+fallback (bias and ReLU fused, the requantisation SIMT) when it fails.
 
 Two places a result leaves PSUM:
 - in PSUM (Dot.in_psum: lane tile t is result tile t): the lane loop's `PLD` becomes the PEPI, with
@@ -14,8 +16,9 @@ Two places a result leaves PSUM:
 - through the result area (the lane loop gathers its elements): the prologue's PSUM copy runs
   PEPI per result tile, so the bias must be a tile per block column nb of output channels, rows
   repeating it (doc/epilogue.md's contract). The bias must then be a load of a resident buffer at an
-  index affine in the lane ranges whose value depends only on the result's column; its Nt tiles are
-  gathered once per kernel into VMEM (after the kernel's other tiles) from preloaded index tables."""
+  index affine in the lane ranges whose value depends only on the result's column; its Nt tiles
+  (and .BRQ's Nt parameter tiles) are gathered once per kernel into VMEM (after the kernel's other
+  tiles) from preloaded index tables. .BRQ is used on this path only."""
 from __future__ import annotations
 
 import dataclasses
@@ -27,6 +30,7 @@ from tinygrad.uop.ops import Ops, UOp
 from tinytpu.backend.layout import _flat_offsets
 from tinytpu.backend.optable import _cint
 from tinytpu.backend.records import Dot
+from tinytpu.backend.stream import SPILL_RESERVE
 from tinytpu.backend.vcode import VT, Mem
 
 
@@ -151,8 +155,7 @@ class Epilogue:
     tables preloaded in VMEM after the kernel's tiles. False (no fusion) when the bias is not a
     resident buffer's load whose value per result element depends on the column only, or the tiles
     do not fit; a requantising chain that does not qualify falls back to bias (and ReLU) alone."""
-    from tinytpu.backend.stream import SPILL_RESERVE
-    d, L, N = e.dot, self.L, self.cfg.N
+    d, N = e.dot, self.cfg.N
     Nt = -(-d.dims[2] // N)
     if self.chunked or (table := self._column_table(d, e.bias)) is None:
       return False
@@ -163,6 +166,8 @@ class Epilogue:
         e.quant = None
     need = Nt * (1 if vq is None else 2)
     if self.spill_base + need + SPILL_RESERVE > self.cfg.VMEM_TILES:
+      if vq is not None:
+        self.guards.pop()  # not fused after all: nothing to guard
       return False
     e.area = self.spill_base
     self.spill_base += need
