@@ -368,8 +368,13 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     rng, e = self.uops[j], self.unrolled[self.uops[j]]
     for i in range(_cint(rng.src[0])):
       self.vals[rng] = Const(i, dtypes.int32)
-      for k in range(j + 1, e):
-        self.lower_at(k, dies)
+      k = j + 1
+      while k < e:  # an unrolled nest: its inner loops unrolled in each copy
+        if self.uops[k] in self.unrolled:
+          k = self.lower_unrolled(k, dies)
+        else:
+          self.lower_at(k, dies)
+          k += 1
     self.lower_at(e, dies)
     return e + 1
 
