@@ -163,6 +163,14 @@ def test_requantising_conv_exact_when_the_guard_holds(fused, guards):
   out, ref = _requant_layer(rng, rng.integers(0, 1 << 8, 8), 1 << (s - 1), s)
   np.testing.assert_array_equal(out, ref)
   assert fused["epis"] == [("PEPI.BRQ", "area"), ("PEPI.BR", "area")] and guards == [True]
+  # the listing carries the guard and the fallback program through the compiled record's JSON
+  from tinytpu.backend.device import backend_config
+  text = next(t for t in fused["asm"] if listing.FALLBACK in t)
+  c = listing.compile_listing(text, backend_config())
+  back = listing.Compiled.from_bytes(c.to_bytes())
+  assert len(back.guards) == 1 and back.guards == c.guards
+  alt = listing.Compiled.from_bytes(back.fallback.encode())
+  assert alt.fallback is None and alt.words != back.words and alt.bufs == back.bufs
 
 
 @pytest.mark.parametrize("why", ["rounding constant not 2^(s-1)", "negative multiplier", "multiply wraps in int32", "shift 0"])
