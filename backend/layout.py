@@ -42,6 +42,15 @@ def worth_transposing(d, N: int) -> bool:
   return -(-M // N) == 1 and -(-Nc // N) > 1
 
 
+TRANSPOSE_OVER_EPILOGUE = 64  # MLW/MMUL pairs a transposition must save to be taken over a fused epilogue
+
+
+def transposition_saves(d, N: int) -> int:
+  """MLW and MMUL instructions the transposition saves: Kt * (Nt - Mt) pairs."""
+  M, K, Nc = d.dims
+  return 2 * -(-K // N) * (-(-Nc // N) - -(-M // N))
+
+
 class Layout:
   def layout_dots(self):
     """VMEM tiles for every Dot: staging blocks, index tables, result areas and lane tables."""
@@ -52,8 +61,9 @@ class Layout:
     L, N = self.L, self.cfg.N
     t = self.first_tile
     tables: dict[int, list[int]] = {}
-    for d in self.dots:  # epilogue.py's per-channel bias tiles assume the kernel's own orientation
-      if worth_transposing(d, N) and not self.drains_through_epilogue(d):
+    for d in self.dots:  # epilogue.py's per-channel bias tiles assume the kernel's own orientation:
+      # a fusable epilogue wins over a small transposition (it saves a few ops per result tile)
+      if worth_transposing(d, N) and (transposition_saves(d, N) >= 2 * TRANSPOSE_OVER_EPILOGUE or not self.drains_through_epilogue(d)):
         transpose_dot(d)
     for d in self.dots:
       M, K, Nc = d.dims
