@@ -131,13 +131,14 @@ def test_remote_read_latency():
 
 # ---------------------------------------------------------------------------------------------
 # random two-core lockstep
-HANDOFF = 1 << 19  # the handoff tile: outside every random program's window (checked)
+HANDOFF = 1 << 19  # the handoff tile (or one a window further when a random window holds it)
 
 
 def random_chip(seed: int) -> ChipBundle:
   """Two random programs of tinytpu.randprog (DMA on, no traps on purpose) on disjoint HBM windows,
   then a synchronised handoff: core 0 writes its VMEM tile 0 to HBM[HANDOFF] and signals, core 1
-  waits and reads it into its VMEM tile 0 (dumped)."""
+  waits and reads it into its VMEM tile 0 (dumped). Racy by design would be a bug of the test: the
+  windows are disjoint and the handoff tile is outside both."""
   c = DEFAULT
   p0 = randprog.program(seed, c, traps=False, dma=True)
   w0 = range(p0.hbm[0], p0.hbm[0] + randdma.HW)
@@ -147,20 +148,21 @@ def random_chip(seed: int) -> ChipBundle:
     w1 = range(p1.hbm[0], p1.hbm[0] + randdma.HW)
     if not (set(w0) & set(w1)): break
     j += 1
-  assert HANDOFF not in w0 and HANDOFF not in w1
+  handoff = next(h for h in range(HANDOFF, HANDOFF + 3 * randdma.HW, randdma.HW) if h not in w0 and h not in w1)
   b0, b1 = p0.bundle(), p1.bundle()
   sink0, sink1 = b0.program[-2], b1.program[-2]  # LI s15, sink before HALT
   w = lambda mn, **v: randprog.word(mn, c.N, **v)
-  h0 = [w("LI", sd=15, imm=HANDOFF), w("DMA.OUT", dst=0, dst_base=15, src=0, src_base=0, T=1), w("LI", sd=15, imm=1),
+  one = w("DMA.CFG", hstride=0, rows=1, vstride=0)  # the random program may leave a multi-row shape
+  h0 = [one, w("LI", sd=15, imm=handoff), w("DMA.OUT", dst=0, dst_base=15, src=0, src_base=0, T=1), w("LI", sd=15, imm=1),
         w("SIG.SEND", core=15, flag=0), sink0, w("HALT")]
-  h1 = [w("SIG.WAIT", flag=0, count=1), w("LI", sd=15, imm=HANDOFF), w("DMA.IN", dst=0, dst_base=0, src=0, src_base=15, T=1),
+  h1 = [w("SIG.WAIT", flag=0, count=1), one, w("LI", sd=15, imm=handoff), w("DMA.IN", dst=0, dst_base=0, src=0, src_base=15, T=1),
         sink1, w("HALT")]
   cores = []
   for b, h in ((b0, h0), (b1, h1)):
     cores.append(bundle.Bundle(config=c, vmem=b.vmem, psum=b.psum, sregs=b.sregs, program=b.program[:-2] + h,
                                dumps=[d for d in b.dumps if d[0] != "hbm"], max_cycles=b.max_cycles))
   hbm = [b0.hbm[0], b1.hbm[0]]
-  dumps = [d for b in (b0, b1) for d in b.dumps if d[0] == "hbm"] + [("hbm", HANDOFF, 1)]
+  dumps = [d for b in (b0, b1) for d in b.dumps if d[0] == "hbm"] + [("hbm", handoff, 1)]
   return ChipBundle(config=c, cores=cores, hbm=sorted(hbm, key=lambda r: r[0]), dumps=dumps,
                     max_cycles=2 * (b0.max_cycles + b1.max_cycles) + 20000)
 
