@@ -12,7 +12,7 @@ from tinytpu.config import DEFAULT
 from tinytpu.golden import chip as golden_chip
 from tinytpu.records import BundleError, diff_results
 
-from tests.golden.test_chip import (BAD, CONSUMER, DEADLOCK0, DEADLOCK1, PRODUCER, X0, chip_text, ping_pong,
+from tests.golden.test_chip import (BAD, DEADLOCK0, DEADLOCK1, X0, chip_text, ping_pong,
                                     ping_pong_expected, producer_consumer, tile)
 
 
