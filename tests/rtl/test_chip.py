@@ -183,3 +183,19 @@ def test_random_two_core_lockstep(seed):
 @pytest.mark.parametrize("seed", range(3, 40))
 def test_random_two_core_lockstep_long(seed):
   lockstep(seed)
+
+
+def test_single_core_cosim_signals_itself_and_traps_other_cores():
+  """sim_top (one core): SIG.SEND to core 0 reaches the core's own flag, to core 1 traps no_such_core;
+  a wait no signal satisfies is the watchdog's timeout at its pc. RTL equals golden."""
+  from tinytpu.golden import interp
+  h = bundle.header(DEFAULT)
+  cases = [("SIG.SEND s0, 3\nSIG.SEND s0, 3\nSIG.WAIT 3, 2\nLI s2, 7\nHALT", ("ok", None, None)),
+           ("LI s1, 1\nSIG.SEND s1, 3\nHALT", ("trap", "no_such_core", 1)),
+           ("SIG.SEND s0, 1\nSIG.WAIT 1, 1\nSIG.WAIT 1, 1\nHALT", ("timeout", None, 2))]
+  for prog, want in cases:
+    b = bundle.parse(h + "\n" + "\n".join("asm " + x for x in prog.splitlines()) + "\ndump sreg\nrun 500\n")
+    rtl, gold = cosim.run_bundle(b), interp.run(b)
+    assert (rtl.status, rtl.trap, rtl.pc) == (gold.status, gold.trap, gold.pc) == want, prog
+    if want[0] == "ok":
+      assert not diff_results(rtl, gold)
