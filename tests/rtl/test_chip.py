@@ -199,3 +199,17 @@ def test_single_core_cosim_signals_itself_and_traps_other_cores():
     assert (rtl.status, rtl.trap, rtl.pc) == (gold.status, gold.trap, gold.pc) == want, prog
     if want[0] == "ok":
       assert not diff_results(rtl, gold)
+
+
+def test_signal_latency():
+  """doc/chip.md: a signal sent in cycle t (the SIG.SEND's issue, the endpoint injects it at once) is
+  counted at core j from t + 2 + H*(NOC_LINK_LATENCY+1), H hops from the sender (4 to itself). A
+  SIG.SEND at cycle 1 and a waiting SIG.WAIT; HALT on the receiver then run 5 + H*(L+1) cycles."""
+  L = DEFAULT.NOC_LINK_LATENCY
+  cases = [(("LI s1, 1\nSIG.SEND s1, 0\nHALT", "SIG.WAIT 0, 1\nHALT"), 1, 1),      # core 0 -> 1: one hop
+           (("SIG.WAIT 0, 1\nHALT", "NOP\nSIG.SEND s0, 0\nHALT"), 0, 3),          # core 1 -> 0: three hops
+           (("NOP\nSIG.SEND s0, 0\nSIG.WAIT 0, 1\nHALT", "HALT"), 0, 4)]          # core 0 -> itself: the whole ring
+  for progs, k, hops in cases:
+    r = chipsim.run_chip(chipbundle.parse(chip_text(*progs)))
+    assert [c.status for c in r.cores] == ["ok", "ok"]
+    assert r.cores[k].cycles == 5 + hops * (L + 1), (progs, r.cores[k].cycles)
