@@ -113,20 +113,37 @@ def test_cpp_reader_rejects_like_python(text, line, why):
     chipbundle.parse(text)
 
 
+def remote_read_extra(c) -> tuple[int, int]:
+  """(measured, predicted) extra cycles of a one-tile DMA.IN + DMA.WAIT + HALT on each chip core over
+  the single-core sim_top of configuration c."""
+  extra = 3 + c.NOC_NODES * (c.NOC_LINK_LATENCY + 1)
+  prog = "DMA.IN [s0 + 0], [s0 + 0], 1\nDMA.WAIT\nHALT"
+  single = cosim.run_bundle(bundle.parse(f"{bundle.header(c)}\n" + "\n".join("asm " + x for x in prog.splitlines()) + "\nrun 5000\n"), c)
+  assert single.status == "ok"
+  out = []
+  for k in (0, 1):
+    progs = ["HALT", "HALT"]
+    progs[k] = prog
+    r = chipsim.run_chip(chipbundle.parse(chip_text(*progs, run=5000).replace(bundle.header(DEFAULT)[len("tinytpu-bundle"):], bundle.header(c)[len("tinytpu-bundle"):]), c))
+    out.append(r.cores[k].cycles - single.cycles)
+  assert out[0] == out[1], out
+  return out[0], extra
+
+
 def test_remote_read_latency():
   """doc/chip.md: a read's round trip on the chip is HBM_LATENCY + 3 + NOC_NODES*(NOC_LINK_LATENCY+1)
   cycles, so a one-tile DMA.IN + DMA.WAIT + HALT takes exactly that much longer than on the
   single-core sim_top (HBM_LATENCY): 15 cycles more at the defaults, for either core."""
-  c = DEFAULT
-  extra = 3 + c.NOC_NODES * (c.NOC_LINK_LATENCY + 1) - 0
-  prog = "DMA.IN [s0 + 0], [s0 + 0], 1\nDMA.WAIT\nHALT"
-  single = cosim.run_bundle(bundle.parse(f"{bundle.header(c)}\n" + "\n".join("asm " + x for x in prog.splitlines()) + "\nrun 5000\n"))
-  assert single.status == "ok"
-  for k in (0, 1):
-    progs = ["HALT", "HALT"]
-    progs[k] = prog
-    r = chipsim.run_chip(chipbundle.parse(chip_text(*progs, run=5000)))
-    assert r.cores[k].cycles - single.cycles == extra == 15, (k, r.cores[k].cycles, single.cycles)
+  got, want = remote_read_extra(DEFAULT)
+  assert got == want == 15
+
+
+@pytest.mark.nightly
+def test_remote_read_latency_other_timing():
+  """The same rule at another HBM latency and one-cycle links (two more builds)."""
+  from tinytpu.config import Config
+  got, want = remote_read_extra(Config(HBM_LATENCY=37, NOC_LINK_LATENCY=1))
+  assert got == want == 11
 
 
 # ---------------------------------------------------------------------------------------------
