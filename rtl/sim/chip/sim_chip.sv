@@ -57,7 +57,8 @@ module sim_chip
   logic [63:0]        word_q;
   logic [L-1:0][31:0] tile_q;
   logic [63:0]        wd_q;
-  int                 dkind_q, dcore_q;
+  int                 dkind_q;
+  logic               dcore_q;    // the core of the dump being read
   logic [3:0]         wait_q;
 
   logic [CORES-1:0]                     ready, running, done;
@@ -119,7 +120,7 @@ module sim_chip
       wd_q      <= '0;
       timeout_q <= 1'b0;
       dkind_q   <= K_NONE;
-      dcore_q   <= 0;
+      dcore_q   <= 1'b0;
       wait_q    <= '0;
     end else begin
       imem_we_q <= '0;
@@ -161,7 +162,7 @@ module sim_chip
           int k;
           k = tc_dump_next();
           dkind_q <= k;
-          dcore_q <= tc_dump_core();
+          dcore_q <= tc_dump_core() != 0;
           addr_q  <= 32'(tc_dump_addr());
           wait_q  <= 4'(RD_WAIT);
           state_q <= k == K_NONE ? S_REPORT : S_READ;
@@ -171,11 +172,11 @@ module sim_chip
             wait_q <= wait_q - 4'd1;
           end else begin
             for (int i = 0; i < L; i++) begin
-              if (dkind_q == K_VMEM) tc_dump_lane(i, vmem_rdata[dcore_q[0]][i]);
-              else if (dkind_q == K_PSUM) tc_dump_lane(i, psum_rdata[dcore_q[0]][i]);
+              if (dkind_q == K_VMEM) tc_dump_lane(i, vmem_rdata[dcore_q][i]);
+              else if (dkind_q == K_PSUM) tc_dump_lane(i, psum_rdata[dcore_q][i]);
             end
             if (dkind_q == K_SREG) begin
-              tc_dump_lane(int'(addr_q), sreg_rdata[dcore_q[0]]);
+              tc_dump_lane(int'(addr_q), sreg_rdata[dcore_q]);
               if (addr_q == 32'd15) state_q <= S_DUMP;
               else begin
                 addr_q <= addr_q + 32'd1;
