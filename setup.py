@@ -30,7 +30,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 # package -> folder of the repository; a folder under one with an __init__.py is a subpackage
 FOLDERS = {"tinytpu": "tinytpu", "tinytpu.golden": "golden", "tinytpu.backend": "backend", "tinytpu.tb": "tb", "tinytpu.regress": "regress"}
 # data-only packages (folders without an __init__.py) and what they ship; the testbenches' own SV tops too
-DATA_ONLY = {"tinytpu.rtl": ["*.sv", "*.svh", "*.vlt"], "tinytpu.rtl.sim": ["*.sv", "*.svh", "*.cpp", "*.h"], "tinytpu.regress.lists": ["*.toml"]}
+DATA_ONLY = {"tinytpu.rtl": ["*.sv", "*.svh", "*.vlt"], "tinytpu.rtl.sim": ["*.sv", "*.svh", "*.cpp", "*.h"], "tinytpu.rtl.sim.chip": ["*.sv", "*.cpp"], "tinytpu.regress.lists": ["*.toml"]}
 
 
 def code_packages() -> list[str]:

@@ -152,7 +152,7 @@ class TinyTPUProgram(Program):
       by_slot = {info.slot: info for info in k.bufs}
       for slot in k.written:
         b.dumps.append(("hbm", place[slot], -(-by_slot[slot].size // L)))
-      res = runner.run(b, self.name)
+      res = runner.run(b, self.name, self.dev.core)
     finally:
       self.dev.allocator.unplace(place)
     out = {addr: tiles for kind, addr, tiles in res.dumps if kind == "hbm"}
@@ -171,8 +171,21 @@ class TinyTPUAllocator(hbm.HbmAllocator, Allocator):
     hbm.HbmAllocator.__init__(self, backend_config)
 
 
+def chip_core(device: str) -> int | None:
+  """The chip core a device name runs on (doc/chip.md): `TINYTPU:1` is core 1 of the two-core chip,
+  `TINYTPU:0` core 0 with TINYTPU_CHIP=1; `TINYTPU` (and `TINYTPU:0` by default) is the single-core
+  co-sim. A device beyond the chip's cores is an error naming it."""
+  from tinytpu.config import CHIP_CORES
+  _, _, idx = device.partition(":")
+  k = int(idx) if idx.isdigit() else 0
+  if k >= CHIP_CORES:
+    raise RuntimeError(f"{device}: the TinyTPU chip has {CHIP_CORES} cores ({', '.join(f'TINYTPU:{i}' for i in range(CHIP_CORES))})")
+  return k if k > 0 or (idx and os.environ.get("TINYTPU_CHIP") == "1") else None
+
+
 class TinyTPUDevice(Compiled):
   def __init__(self, device: str):
+    self.core = chip_core(device) if device.startswith("TINYTPU") else None
     super().__init__(device, TinyTPUAllocator(self), [TinyTPURenderer], TinyTPUProgram)
 
 

@@ -1,6 +1,11 @@
 """Running one kernel bundle: on the RTL co-simulation (`TINYTPU_SIM=rtl`, the default), on the
 golden model (`golden`), or on both with every dumped tile compared (`both`).
 
+Multi-device (doc/chip.md): `TINYTPU:1` runs its kernels as core 1 of the two-core chip
+(tinytpu.chipsim on the RTL, golden/chip.py on the golden model) with core 0 halting at once;
+`TINYTPU_CHIP=1` puts `TINYTPU:0` on the chip's core 0 too (by default it is the single-core
+co-sim, whose cycles the benchmarks report). Buffers still travel through the host between kernels.
+
 `TINYTPU_DEBUG=1` prints each kernel's assembly and cycles; `TINYTPU_KEEP=dir` keeps every bundle
 and its output for replay with `python -m tinytpu run`; `TINYTPU_PROFILE=dir` writes a profile
 (report, Perfetto trace, HTML view: doc/profiler.md) of every kernel run on the RTL."""
@@ -49,6 +54,26 @@ def _rtl(b: Bundle) -> Result:
   return cosim.server(b.config).run_bundle(b)
 
 
+CHIP_RUNS = [0, 0]  # kernels run on each chip core (the multi-device tests check the routing)
+
+
+def _chip(b: Bundle, core: int, on_rtl: bool) -> Result:
+  """One kernel as core `core` of the chip: the kernel's HBM preloads and dumps are the chip's
+  shared ones, the other core only halts."""
+  import dataclasses
+  from tinytpu import chipsim, isa
+  from tinytpu.chipbundle import ChipBundle
+  from tinytpu.config import CHIP_CORES
+  halt = Bundle(config=b.config, program=[isa.BY_MNEMONIC["HALT"].fixed_bits], max_cycles=b.max_cycles)
+  cores = [halt] * CHIP_CORES
+  cores[core] = dataclasses.replace(b, hbm=[], dumps=[d for d in b.dumps if d[0] != "hbm"])
+  cb = ChipBundle(config=b.config, cores=cores, hbm=list(b.hbm), dumps=[d for d in b.dumps if d[0] == "hbm"], max_cycles=b.max_cycles)
+  r = chipsim.run_chip(cb) if on_rtl else chipsim.run_golden(cb)
+  CHIP_RUNS[core] += 1
+  mine = r.cores[core]
+  return dataclasses.replace(mine, dumps=mine.dumps + r.dumps)
+
+
 def _golden(b: Bundle) -> Result:
   from tinytpu.golden import interp
   return interp.run(b)
@@ -66,15 +91,16 @@ def _profile(b: Bundle, name: str, on_rtl: bool) -> None:
   profile.kernel(b, name, os.environ["TINYTPU_PROFILE"], next(_profile_seq))
 
 
-def run(b: Bundle, name: str = "kernel") -> Result:
+def run(b: Bundle, name: str = "kernel", core: int | None = None) -> Result:
+  """Run a kernel bundle; `core` None: the single-core co-sim (or golden model), else that core of the chip."""
   mode = os.environ.get("TINYTPU_SIM", "rtl")
   if mode not in ("rtl", "golden", "both"):
     raise ValueError(f"TINYTPU_SIM={mode!r}: expected rtl, golden or both")
   outs: dict[str, Result] = {}
   if mode in ("golden", "both"):
-    outs["golden"] = _golden(b)
+    outs["golden"] = _golden(b) if core is None else _chip(b, core, False)
   if mode in ("rtl", "both"):
-    outs["rtl"] = _rtl(b)
+    outs["rtl"] = _rtl(b) if core is None else _chip(b, core, True)
   res = outs.get("rtl", outs.get("golden"))
   STATS["kernels"] += 1
   STATS["cycles"] += res.cycles

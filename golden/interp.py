@@ -21,7 +21,13 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
   every row's VMEM range and then every row's HBM range: a trapping DMA copies nothing. DMA.WAIT
   is a no-operation; DMA.CFG sets the shape (rows, hstride, vstride), 1, 0, 0 after reset;
 - PEPI.* (PSUM epilogues): the choices are in golden/epilogue.py; the PSUM address traps exactly
-  as PLD's."""
+  as PLD's;
+- SIG.SEND / SIG.WAIT (doc/chip.md): a machine is core `core_id` of `cores`; SIG.SEND traps
+  `no_such_core` for sa >= cores, else hands (core, flag) to `self.send` (alone: its own flag) at
+  issue; SIG.WAIT consumes `count` from its flag, or blocks: run() then returns status "blocked"
+  with the pc of the wait (nothing retired), and a later run() retries it. Alone (golden.run), a
+  blocked core never wakes: status timeout at the wait's pc, as the co-sim's watchdog reports.
+  The two-core semantics are golden/chip.py's."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,6 +48,10 @@ def s32(x: int) -> int:
 
 class _Stop(Exception):
   def __init__(self, trap: str | None): self.trap = trap  # None: HALT
+
+
+class _Block(Exception):
+  """SIG.WAIT whose flag is below its count: the machine stops before the wait, to be resumed."""
 
 
 def _trap(name: str):
@@ -69,7 +79,7 @@ _BRANCH = {"BEQ": lambda a, b: a == b, "BNE": lambda a, b: a != b,
 
 class Machine:
   """Architectural state of one TensorCore, zero at reset, and the interpreter over it."""
-  def __init__(self, config: Config = DEFAULT):
+  def __init__(self, config: Config = DEFAULT, core_id: int = 0, cores: int = 1):
     N = config.N
     self.config, self.N = config, N
     self.sregs: list[int] = [0] * 16                     # uint32 values; s0 is never written
@@ -83,6 +93,13 @@ class Machine:
     self.pc, self.retired = 0, 0
     self.program: list[int] = []
     self._fns: list = []
+    self.core_id, self.cores = core_id, cores
+    self.flags: list[int] = [0] * isa.SIG_FLAGS         # SIG.* flag counters (uint32)
+    self.send = lambda core, flag: self.signal(flag)     # SIG.SEND's delivery: golden/chip.py replaces it
+
+  def signal(self, flag: int) -> None:
+    """One signal arrives at flag `flag` of this core."""
+    self.flags[flag] = (self.flags[flag] + 1) & M32
 
   def load(self, bundle: Bundle) -> None:
     for a, t in bundle.vmem.items(): self.vmem[a] = t
@@ -248,6 +265,16 @@ class Machine:
     elif mn == "DMA.CFG":
       shape = (o["rows"], o["vstride"])
       def f(n): m.dma_shape = (shape[0], s32(s[a]), shape[1])
+    elif mn == "SIG.SEND":
+      flag = o["flag"]
+      def f(n):
+        if s[a] >= m.cores: raise _Stop("no_such_core")
+        m.send(s[a], flag)
+    elif mn == "SIG.WAIT":
+      flag, cnt, flags = o["flag"], o["count"], self.flags
+      def f(n):
+        if flags[flag] < cnt: raise _Block()
+        flags[flag] -= cnt
     else:  # an instruction the table gained after this interpreter: fail loudly, but only if it runs
       def f(n): raise NotImplementedError(f"golden interpreter: no semantics for {mn} (pc {pc})")
     return f
@@ -286,6 +313,8 @@ class Machine:
     except _Stop as e:
       if e.trap is None: n += 1
       status = ("ok", None, None) if e.trap is None else ("trap", e.trap, pc)
+    except _Block:
+      status = ("blocked", None, pc)
     self.pc, self.retired = pc, n
     return status
 
@@ -304,6 +333,7 @@ def run(bundle: Bundle) -> Result:
   m = Machine(bundle.config)
   m.load(bundle)
   status, trap, pc = m.run(bundle.max_cycles)
+  if status == "blocked": status = "timeout"  # alone, nothing can wake it: the watchdog
   dumps = [x for what, addr, count in bundle.dumps for x in m.dump(what, addr, count)]
   perf = {name: 0 for name, _ in isa.PERF_COUNTERS}
   perf["retired"] = m.retired

@@ -36,6 +36,12 @@
 // t+L and a reader of it issues in cycle t+L (write-through): dependent single-cycle ops run back
 // to back. pc_o is slot 0's pc; it advances by 2 after a pair. HALT finishes in its own cycle when
 // the MXU is idle and no vector write lands later; otherwise the core drains first.
+//
+// Signals (doc/chip.md): SIG_FLAGS 32-bit flag counters. SIG.SEND traps no_such_core for
+// sa >= CORES, else waits for the DMA engine to be idle (release: every earlier HBM write is
+// acknowledged) and for sig_ready_i, then offers {sa, flag} on sig_valid_o in its issue cycle.
+// SIG.WAIT waits until its flag is at least count and subtracts count in its issue cycle; a
+// signal arriving on sig_rx_* counts from the next cycle.
 module sxu
   import tinytpu_pkg::*;
 #(
@@ -44,8 +50,10 @@ module sxu
   parameter int unsigned PSUM_TILES = 64,
   parameter int unsigned IMEM_WORDS = 4096,
   parameter int unsigned HBM_TILES  = 1 << 20,
+  parameter int unsigned CORES      = 1,       // SIG.SEND's legal core ids: 0 .. CORES-1
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
-  localparam int unsigned LANE_W    = $clog2(N*N)
+  localparam int unsigned LANE_W    = $clog2(N*N),
+  localparam int unsigned FLAG_W    = $clog2(SIG_FLAGS)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -109,7 +117,14 @@ module sxu
   input  logic                      dma_ready_i,   // the DMA queue accepts a command now
   input  logic                      dma_idle_i,    // no DMA command queued, walking or in flight
   input  logic                      dma_tile_i,    // the DMA moved a tile (an HBM request accepted)
-  input  logic                      dma_done_i     // the oldest DMA command completed
+  input  logic                      dma_done_i,    // the oldest DMA command completed
+  // signals: SIG.SEND's offer (taken in the cycle it is offered, sig_ready_i), and arrivals
+  output logic                      sig_valid_o,
+  output logic [3:0]                sig_core_o,
+  output logic [FLAG_W-1:0]         sig_flag_o,
+  input  logic                      sig_ready_i,
+  input  logic                      sig_rx_valid_i,
+  input  logic [FLAG_W-1:0]         sig_rx_flag_i
 );
 
   // issue-to-write-back latencies come from the decode (the ISA table); VLD's, which sizes the load
@@ -485,6 +500,16 @@ module sxu
       end
     end
   end
+  // signals: the flag counters, SIG.WAIT's test and SIG.SEND's core check
+  logic [31:0]       flag_q [SIG_FLAGS];
+  logic              is_send, is_wait, core_oob, stall_sig;
+  logic [FLAG_W-1:0] wflag;
+  assign is_send   = op == OP_SIGSEND;
+  assign is_wait   = op == OP_SIGWAIT;
+  assign core_oob  = is_send && sa >= 32'(CORES);
+  assign wflag     = immhi[FLAG_W-1:0];
+  assign stall_sig = is_wait && flag_q[wflag] < 32'(immlo);
+
   always_comb begin
     stall_dmar = 1'b0;
     // reads of tiles a DMA.IN still writes
@@ -500,9 +525,10 @@ module sxu
     if (is_dma && !dma_out && (dv_vw || dv_vr || dh_hw ||
                                (own_v_q && overlap(52'(own_v_lo_q), 52'(own_v_hi_q), dv_lo, dv_hi))))
       stall_dmar = 1'b1;
-    // DMA.WAIT: until the engine is idle
-    if (op == OP_DMAWAIT && !dma_idle_i) stall_dmar = 1'b1;
+    // DMA.WAIT: until the engine is idle; SIG.SEND too (release)
+    if ((op == OP_DMAWAIT || is_send) && !dma_idle_i) stall_dmar = 1'b1;
   end
+
 
   logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall_dma, stall;
   assign bg_idle = mxu_idle_i && pending == '0 && dma_idle_i;
@@ -513,10 +539,11 @@ module sxu
     stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
                   (is_mxu && !mxu_ready_i) ||
-                  (is_dma && (!dma_ready_i || de_full));
+                  (is_dma && (!dma_ready_i || de_full)) ||
+                  (is_send && !sig_ready_i);
     stall_dma   = stall_dmar;
     stall_fence = op == OP_FENCE && !bg_idle;
-    stall       = stall_raw || stall_waw || stall_unit || stall_dma || stall_fence;
+    stall       = stall_raw || stall_waw || stall_unit || stall_dma || stall_sig || stall_fence;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -532,6 +559,7 @@ module sxu
     else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
     else if (hbm_oob)   pre_code = TRAP_HBM_OUT_OF_RANGE;
     else if (loop_trap) pre_code = TRAP_LOOP_STACK;
+    else if (core_oob)  pre_code = TRAP_NO_SUCH_CORE;
   end
   // a gather/scatter checks its element addresses only once its vector operands are written
   assign pre_trap = run && pre_code != TRAP_OK && !(is_elem && stall_raw);
@@ -774,7 +802,27 @@ module sxu
       end
     end
   end
+  // signal flags: +1 per arrival, -count per SIG.WAIT; cleared at start
+  assign sig_valid_o = fire && is_send;
+  assign sig_core_o  = sa[3:0];
+  assign sig_flag_o  = immlo[FLAG_W-1:0];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int f = 0; f < int'(SIG_FLAGS); f++) flag_q[f] <= '0;
+    end else if ((state_q == S_IDLE || state_q == S_DONE) && start_i) begin
+      for (int f = 0; f < int'(SIG_FLAGS); f++) flag_q[f] <= '0;
+    end else begin
+      for (int f = 0; f < int'(SIG_FLAGS); f++) begin
+        flag_q[f] <= flag_q[f] + 32'(sig_rx_valid_i && sig_rx_flag_i == FLAG_W'(f)) -
+                     ((fire && is_wait && wflag == FLAG_W'(f)) ? 32'(immlo) : 32'd0);
+      end
+    end
+  end
+
   `include "assert.svh"
+  // a signal leaves only to an existing core, and a wait consumes only what its flag holds
+  `ASSERT(SigToExistingCore, sig_valid_o |-> 32'(sig_core_o) < CORES && sig_ready_i)
+  `ASSERT(SigWaitHasCount, fire && is_wait |-> flag_q[wflag] >= 32'(immlo))
   // the engine completes only commands the SXU issued, and none is left once it is idle
   `ASSERT(DmaDoneHasEntry, dma_done_i |-> de_valid_q[de_rd_q[DTW-1:0]])
   `ASSERT(DmaIdleNoEntry, dma_idle_i |-> de_valid_q == '0)
@@ -842,6 +890,7 @@ module sxu
             else if (stall_waw) perf_q[PERF_STALL_WAW] <= perf_q[PERF_STALL_WAW] + 32'd1;
             else if (stall_unit) perf_q[PERF_STALL_UNIT] <= perf_q[PERF_STALL_UNIT] + 32'd1;
             else if (stall_dma) perf_q[PERF_STALL_DMA] <= perf_q[PERF_STALL_DMA] + 32'd1;
+            else if (stall_sig) perf_q[PERF_STALL_SIG] <= perf_q[PERF_STALL_SIG] + 32'd1;
             else perf_q[PERF_STALL_FENCE] <= perf_q[PERF_STALL_FENCE] + 32'd1;
           end else begin
             // a pair counts both instructions

@@ -19,6 +19,11 @@
 // HBM port (rtl/hbm.sv is outside the core: a chip top may share one HBM between cores): a
 // valid/ready request {we, addr, wdata}, responses in request order without back-pressure
 // (hbm_rsp_we_i: a write's acknowledge, else a read's data).
+//
+// Signal port (SIG.SEND / SIG.WAIT, doc/chip.md): sig_valid_o offers {core, flag} for one cycle,
+// only when sig_ready_i is high (taken at once); sig_rx_valid_i adds one to flag sig_rx_flag_i
+// (counted from the next cycle). CORES bounds SIG.SEND's core id (no_such_core beyond). The
+// single-core co-sim (sim_top) loops the port back: core 0 signals itself.
 module tensorcore
   import tinytpu_pkg::*;
 #(
@@ -29,7 +34,9 @@ module tensorcore
   parameter int unsigned HBM_TILES  = 1 << 20,
   parameter int unsigned HBM_LATENCY = 100,  // sizes the DMA's tag FIFO (one a request in flight)
   parameter int unsigned DMA_QDEPTH = 4,
+  parameter int unsigned CORES      = 1,
   localparam int unsigned L         = N * N,
+  localparam int unsigned FLAG_W    = $clog2(SIG_FLAGS),
   localparam int unsigned IMEM_AW   = $clog2(IMEM_WORDS),
   localparam int unsigned VA_W      = $clog2(VMEM_TILES),
   localparam int unsigned PA_W      = $clog2(PSUM_TILES)
@@ -69,7 +76,14 @@ module tensorcore
   output logic [L-1:0][31:0]        hbm_req_wdata_o,
   input  logic                      hbm_rsp_valid_i,
   input  logic                      hbm_rsp_we_i,
-  input  logic [L-1:0][31:0]        hbm_rsp_rdata_i
+  input  logic [L-1:0][31:0]        hbm_rsp_rdata_i,
+  // signals
+  output logic                      sig_valid_o,
+  output logic [3:0]                sig_core_o,
+  output logic [FLAG_W-1:0]         sig_flag_o,
+  input  logic                      sig_ready_i,
+  input  logic                      sig_rx_valid_i,
+  input  logic [FLAG_W-1:0]         sig_rx_flag_i
 );
   logic vmem_init, psum_init, running;
 
@@ -96,7 +110,8 @@ module tensorcore
   logic [31:0]        dma_hstride;
 
   sxu #(
-    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS), .HBM_TILES(HBM_TILES)
+    .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS), .HBM_TILES(HBM_TILES),
+    .CORES(CORES)
   ) u_sxu (
     .clk_i,
     .rst_ni,
@@ -150,7 +165,13 @@ module tensorcore
     .dma_ready_i  (dma_ready),
     .dma_idle_i   (dma_idle),
     .dma_tile_i   (dma_tile),
-    .dma_done_i   (dma_done)
+    .dma_done_i   (dma_done),
+    .sig_valid_o,
+    .sig_core_o,
+    .sig_flag_o,
+    .sig_ready_i,
+    .sig_rx_valid_i,
+    .sig_rx_flag_i
   );
 
   assign running_o = running;

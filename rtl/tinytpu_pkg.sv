@@ -24,7 +24,8 @@ package tinytpu_pkg;
   localparam int unsigned IMMLO_LSB = 0;
   localparam int unsigned IMMLO_W = 16;
   localparam int unsigned LOOP_DEPTH = 4;
-  localparam int unsigned NUM_PERF = 12;
+  localparam int unsigned SIG_FLAGS = 8;
+  localparam int unsigned NUM_PERF = 13;
   localparam int unsigned NUM_VPU_FN = 107;
   localparam int unsigned NUM_XLU_FN = 9;
 
@@ -62,7 +63,9 @@ package tinytpu_pkg;
     OP_DMAIN = 8'd96,
     OP_DMAOUT = 8'd97,
     OP_DMAWAIT = 8'd98,
-    OP_DMACFG = 8'd99
+    OP_DMACFG = 8'd99,
+    OP_SIGSEND = 8'd120,
+    OP_SIGWAIT = 8'd121
   } opcode_e;
 
   typedef enum logic [7:0] {
@@ -208,15 +211,16 @@ package tinytpu_pkg;
     XLU_SHUF = 8'd8
   } xlu_fn_e;
 
-  typedef enum logic [2:0] {
-    TRAP_OK = 3'd0,
-    TRAP_ILLEGAL_INSTRUCTION = 3'd1,
-    TRAP_VMEM_OUT_OF_RANGE = 3'd2,
-    TRAP_PSUM_OUT_OF_RANGE = 3'd3,
-    TRAP_IMEM_OUT_OF_RANGE = 3'd4,
-    TRAP_LOOP_STACK = 3'd5,
-    TRAP_TIMEOUT = 3'd6,
-    TRAP_HBM_OUT_OF_RANGE = 3'd7
+  typedef enum logic [3:0] {
+    TRAP_OK = 4'd0,
+    TRAP_ILLEGAL_INSTRUCTION = 4'd1,
+    TRAP_VMEM_OUT_OF_RANGE = 4'd2,
+    TRAP_PSUM_OUT_OF_RANGE = 4'd3,
+    TRAP_IMEM_OUT_OF_RANGE = 4'd4,
+    TRAP_LOOP_STACK = 4'd5,
+    TRAP_TIMEOUT = 4'd6,
+    TRAP_HBM_OUT_OF_RANGE = 4'd7,
+    TRAP_NO_SUCH_CORE = 4'd8
   } trap_e;
 
   typedef enum logic [3:0] {
@@ -231,7 +235,8 @@ package tinytpu_pkg;
     PERF_STALL_FENCE = 4'd8,
     PERF_DMA_BUSY = 4'd9,
     PERF_DMA_TILES = 4'd10,
-    PERF_STALL_DMA = 4'd11
+    PERF_STALL_DMA = 4'd11,
+    PERF_STALL_SIG = 4'd12
   } perf_e;
 
   typedef enum logic [2:0] {
@@ -436,6 +441,8 @@ package tinytpu_pkg;
       8'h61: m = 64'hffff0ff0ffffffff;  // DMA.OUT
       8'h62: m = 64'hff00000000000000;  // DMA.WAIT
       8'h63: m = 64'hff000f00ffffffff;  // DMA.CFG
+      8'h78: m = 64'hff000f000000ffff;  // SIG.SEND
+      8'h79: m = 64'hff000000ffffffff;  // SIG.WAIT
       default: m = '0;
     endcase
     return m;
@@ -461,7 +468,8 @@ package tinytpu_pkg;
     DP_MXU = 5'd15,  // the MXU command register and queue
     DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
     DP_DMACFG = 5'd17,  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
-    DP_EPI = 5'd18  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
+    DP_SYNC = 5'd18,  // the SXU's signal flags and the core's signal port (doc/chip.md)
+    DP_EPI = 5'd19  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -598,7 +606,7 @@ package tinytpu_pkg;
       OP_RDPERF: begin  // RDPERF
         d.dp = DP_COUNTER;
         d.wsd = 1'b1;
-        d.illegal |= 32'(w.imm) > 32'd11;
+        d.illegal |= 32'(w.imm) > 32'd12;
       end
       OP_VSPLAT: begin  // VSPLAT
         d.dp = DP_MOV;
@@ -832,6 +840,15 @@ package tinytpu_pkg;
         d.dp = DP_DMACFG;
         d.rsa = 1'b1;
         d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) < 32'd1;
+      end
+      OP_SIGSEND: begin  // SIG.SEND
+        d.dp = DP_SYNC;
+        d.rsa = 1'b1;
+        d.illegal |= 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) > 32'd7;
+      end
+      OP_SIGWAIT: begin  // SIG.WAIT
+        d.dp = DP_SYNC;
+        d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) > 32'd7 || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) < 32'd1;
       end
       default: ;
     endcase

@@ -12,6 +12,7 @@ COMMANDS = {
   "doctor": ("tinytpu.cli", "print tool versions and fail if one is missing or wrong"),
   "lint": ("tinytpu.cli", "verilator --lint-only -Wall on every RTL module; in a clone also ruff and the layer check (--rtl, --python: one side)"),
   "run": ("tinytpu.run", "run a bundle on the RTL co-sim (default), --golden or --both; print the result"),
+  "run-chip": ("tinytpu.run:chip_main", "run a chip bundle (two cores, doc/chip.md) on the chip co-sim (default), --golden or --both; print the result"),
   "asm": ("tinytpu.run:asm_main", "assemble a TASM file into a bundle: asm file.tasm -o bundle.txt"),
   "disasm": ("tinytpu.run:disasm_main", "disassemble a bundle or a file of hex words into TASM"),
   "bench": ("tinytpu.bench", "the benchmark suite through tinygrad on the RTL: cycles, elems/cycle, MAC utilisation (--json out.json)"),
@@ -97,7 +98,7 @@ def lint_rtl() -> int:
   """Lint every module (rtl/ and the simulation top in rtl/sim/) as its own top, with the project's
   reviewed waivers."""
   from tinytpu import tools
-  srcs = tools.rtl_sources() + sorted((tools.RTL / "sim").glob("*.sv"))
+  srcs = tools.rtl_sources() + sorted((tools.RTL / "sim").glob("*.sv")) + sorted((tools.RTL / "sim" / "chip").glob("*.sv"))
   waivers = [str(tools.RTL / "lint.vlt")] if (tools.RTL / "lint.vlt").exists() else []
   failed = 0
   for src in srcs[1:]:

@@ -123,3 +123,8 @@ class Config:
 
 
 DEFAULT = Config()
+# the chip (doc/chip.md): two TensorCores on NoC nodes 0 and 1, the HBM controller on node 2, the
+# SparseCore's port on node 3; a core's SIG.SEND names cores 0 .. CHIP_CORES-1
+CHIP_CORES = 2
+CHIP_HBM_NODE = 2
+CHIP_SPARSE_NODE = 3

@@ -130,6 +130,7 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "mxu": (False, None, "the MXU command register and queue"),
   "dma": (False, None, "the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background"),
   "dmacfg": (True, None, "the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)"),
+  "sync": (True, None, "the SXU's signal flags and the core's signal port (doc/chip.md)"),
   "epi": (False, 2, "PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)"),
 }
 # the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
@@ -211,10 +212,11 @@ OP = {
   "VGATHER": 0x27, "VSCATTER": 0x28, "PEPI": 0x29,
   "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51, "MMULBF": 0x52,
   "DMAIN": 0x60, "DMAOUT": 0x61, "DMAWAIT": 0x62, "DMACFG": 0x63,
+  "SIGSEND": 0x78, "SIGWAIT": 0x79,
 }
 
 TRAP_CODES = ["ok", "illegal_instruction", "vmem_out_of_range", "psum_out_of_range",
-              "imem_out_of_range", "loop_stack", "timeout", "hbm_out_of_range"]
+              "imem_out_of_range", "loop_stack", "timeout", "hbm_out_of_range", "no_such_core"]
 TRAP = {name: i for i, name in enumerate(TRAP_CODES)}
 
 # hardware performance counters, read by RDPERF and printed on the `perf` line
@@ -231,10 +233,14 @@ PERF_COUNTERS = [
   ("dma_busy", "cycles the DMA engine had a command queued or in flight"),
   ("dma_tiles", "tiles the DMA engine moved (HBM reads of DMA.IN plus HBM writes of DMA.OUT)"),
   ("stall_dma", "issue stalls of an instruction touching tiles an in-flight DMA owns (and of DMA.WAIT)"),
+  ("stall_sig", "issue stalls of SIG.WAIT waiting for its flag (doc/chip.md)"),
 ]
 PERF = {name: i for i, (name, _) in enumerate(PERF_COUNTERS)}
 
 LOOP_DEPTH = 4
+# core-to-core signals (doc/chip.md): flags per core, each a 32-bit counter (SIG.SEND adds one,
+# SIG.WAIT waits for `count` and subtracts it)
+SIG_FLAGS = 8
 
 # ---------------------------------------------------------------------------------------------
 # VPU functions: (name, arity, latency, group, semantics). arity: 1 = unary (`vd, va`),
@@ -483,6 +489,16 @@ def _build() -> list[Instr]:
   add("DMA.CFG", OP["DMACFG"], None, _ops("hstride:sreg:ra, rows:uimm:immhi:1:65535, vstride:uimm:immlo"), "sxu",
       "set the DMA shape of later DMA.IN/DMA.OUT: rows = rows, hstride = sa (signed, HBM tiles between rows), "
       "vstride = immlo (VMEM tiles between rows); a DMA already issued keeps its shape", group=g, datapath="dmacfg")
+  g = "core-to-core signals"
+  add("SIG.SEND", OP["SIGSEND"], None, _ops(f"core:sreg:ra, flag:uimm:immlo:0:{SIG_FLAGS - 1}"), "sxu",
+      "wait until every DMA command of this core has completed (release: its HBM writes are done and its HBM reads "
+      "have their data), then add 1 to flag `flag` of core sa (unsigned; sa may be this core). The signal travels "
+      "over the on-chip network and arrives later; signals from one core to one core arrive in order", group=g,
+      datapath="sync", traps="no_such_core if sa is not a core of the chip (the single-core co-sim has core 0 only)")
+  add("SIG.WAIT", OP["SIGWAIT"], None, _ops(f"flag:uimm:immhi:0:{SIG_FLAGS - 1}, count:uimm:immlo:1:65535"), "sxu",
+      "wait until this core's flag `flag` is at least `count`, then subtract `count` from it (flags are 0 at start, "
+      "32-bit counters). A wait that no signal can satisfy is a deadlock: the watchdog's timeout at this pc "
+      "(the chip reports every core's pc, doc/chip.md)", group=g, datapath="sync")
   return t
 
 

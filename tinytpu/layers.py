@@ -22,9 +22,9 @@ from __future__ import annotations
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("base", ("tinytpu", "tinytpu.config", "tinytpu.isa", "tinytpu.tools", "tinytpu.layers")),
   ("records", ("tinytpu.records",)),
-  ("assembler", ("tinytpu.asm", "tinytpu.bundle")),
+  ("assembler", ("tinytpu.asm", "tinytpu.bundle", "tinytpu.chipbundle")),
   ("simulators", ("tinytpu.golden", "tinytpu.golden.*", "tinytpu.cosim", "tinytpu.profile", "tinytpu.randprog",
-                  "tinytpu.randtree", "tinytpu.randdma", "tinytpu.randreach", "tinytpu.lockstep")),
+                  "tinytpu.randtree", "tinytpu.randdma", "tinytpu.randreach", "tinytpu.lockstep", "tinytpu.chipsim", "tinytpu.randchip")),
   ("backend", ("tinytpu.backend", "tinytpu.backend.*")),
   ("testbenches", ("tinytpu.tb", "tinytpu.tb.*")),
   ("regression", ("tinytpu.regress", "tinytpu.regress.*")),

@@ -119,3 +119,30 @@ def disasm_main(argv: list[str]) -> int:
     return _err(str(e))
   sys.stdout.write(out)
   return 0
+
+
+def chip_main(argv: list[str]) -> int:
+  """`run-chip bundle.txt [--golden | --both]`: a chip bundle (doc/chip.md) on the RTL chip co-sim,
+  the golden model, or both with a per-core diff. Exit 0 both cores ok, 1 a trap, timeout, deadlock
+  or difference, 2 a bad bundle."""
+  ap = argparse.ArgumentParser(prog="python -m tinytpu run-chip")
+  ap.add_argument("bundle")
+  g = ap.add_mutually_exclusive_group()
+  g.add_argument("--golden", action="store_true")
+  g.add_argument("--both", action="store_true")
+  a = ap.parse_args(argv)
+  from tinytpu import chipbundle, chipsim
+  try:
+    cb = chipbundle.parse(_read(a.bundle))
+  except bundle.BundleError as e:
+    return _err(str(e))
+  res = chipsim.run_golden(cb) if a.golden else chipsim.run_chip(cb)
+  print(chipbundle.format_chip_result(res, cb.config), end="")
+  bad = any(c.status != "ok" for c in res.cores)
+  if a.both:
+    gold = chipsim.run_golden(cb)
+    for k, (x, y) in enumerate(zip(res.cores, gold.cores)):
+      for d in bundle.diff_results(x, y):
+        print(f"core {k}: RTL and golden differ: {d}", file=sys.stderr)
+        bad = True
+  return 1 if bad else 0

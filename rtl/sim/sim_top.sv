@@ -5,6 +5,9 @@
 // status, cycles and performance counters. finished_o rises once the report is out; the C++ main
 // then resets the whole top (rst_ni) before the next bundle.
 //
+// Signals (doc/chip.md): one core, so SIG.SEND may name core 0 only (else no_such_core) and its
+// signal is looped back to the core's own flag; the two-core chip is rtl/sim/chip/sim_chip.sv.
+//
 // HBM: rtl/hbm.sv sits next to the core on its HBM port (timing in RTL, contents in the C++ store
 // of rtl/sim/hbm_store.cpp). The C++ side preloads a bundle's HBM regions into that store before
 // the run and reads `dump hbm` regions from it after (no simulated cycles: the core is idle
@@ -77,6 +80,9 @@ module sim_top
   logic                      hbm_req_valid, hbm_req_ready, hbm_req_we, hbm_rsp_valid, hbm_rsp_we, hbm_err;
   logic [31:0]               hbm_req_addr;
   logic [L-1:0][31:0]        hbm_req_wdata, hbm_rsp_rdata;
+  logic                      sig_valid;
+  logic [3:0]                sig_core;
+  logic [$clog2(SIG_FLAGS)-1:0] sig_flag;
 
   tensorcore #(
     .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS),
@@ -114,7 +120,13 @@ module sim_top
     .hbm_req_wdata_o (hbm_req_wdata),
     .hbm_rsp_valid_i (hbm_rsp_valid),
     .hbm_rsp_we_i    (hbm_rsp_we),
-    .hbm_rsp_rdata_i (hbm_rsp_rdata)
+    .hbm_rsp_rdata_i (hbm_rsp_rdata),
+    .sig_valid_o     (sig_valid),
+    .sig_core_o      (sig_core),
+    .sig_flag_o      (sig_flag),
+    .sig_ready_i     (1'b1),
+    .sig_rx_valid_i  (sig_valid),   // core 0 signals itself (CORES = 1: no other id passes)
+    .sig_rx_flag_i   (sig_flag)
   );
 
   hbm #(
@@ -135,6 +147,7 @@ module sim_top
 
   `include "assert.svh"
   `ASSERT(NoHbmErr, !hbm_err)
+  `ASSERT(SigToSelf, sig_valid |-> sig_core == 4'd0)
 
   assign finished_o = state_q == S_FIN;
 
