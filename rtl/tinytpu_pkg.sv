@@ -24,6 +24,7 @@ package tinytpu_pkg;
   localparam int unsigned IMMLO_LSB = 0;
   localparam int unsigned IMMLO_W = 16;
   localparam int unsigned LOOP_DEPTH = 4;
+  localparam int unsigned EMB_W_MAX = 16;
   localparam int unsigned NUM_PERF = 12;
   localparam int unsigned NUM_VPU_FN = 107;
   localparam int unsigned NUM_XLU_FN = 9;
@@ -62,7 +63,11 @@ package tinytpu_pkg;
     OP_DMAIN = 8'd96,
     OP_DMAOUT = 8'd97,
     OP_DMAWAIT = 8'd98,
-    OP_DMACFG = 8'd99
+    OP_DMACFG = 8'd99,
+    OP_EMBBAG = 8'd120,
+    OP_EMBBAGF = 8'd121,
+    OP_EMBWAIT = 8'd122,
+    OP_EMBCFG = 8'd123
   } opcode_e;
 
   typedef enum logic [7:0] {
@@ -208,15 +213,16 @@ package tinytpu_pkg;
     XLU_SHUF = 8'd8
   } xlu_fn_e;
 
-  typedef enum logic [2:0] {
-    TRAP_OK = 3'd0,
-    TRAP_ILLEGAL_INSTRUCTION = 3'd1,
-    TRAP_VMEM_OUT_OF_RANGE = 3'd2,
-    TRAP_PSUM_OUT_OF_RANGE = 3'd3,
-    TRAP_IMEM_OUT_OF_RANGE = 3'd4,
-    TRAP_LOOP_STACK = 3'd5,
-    TRAP_TIMEOUT = 3'd6,
-    TRAP_HBM_OUT_OF_RANGE = 3'd7
+  typedef enum logic [3:0] {
+    TRAP_OK = 4'd0,
+    TRAP_ILLEGAL_INSTRUCTION = 4'd1,
+    TRAP_VMEM_OUT_OF_RANGE = 4'd2,
+    TRAP_PSUM_OUT_OF_RANGE = 4'd3,
+    TRAP_IMEM_OUT_OF_RANGE = 4'd4,
+    TRAP_LOOP_STACK = 4'd5,
+    TRAP_TIMEOUT = 4'd6,
+    TRAP_HBM_OUT_OF_RANGE = 4'd7,
+    TRAP_EMB_INDEX_OUT_OF_RANGE = 4'd8
   } trap_e;
 
   typedef enum logic [3:0] {
@@ -436,6 +442,10 @@ package tinytpu_pkg;
       8'h61: m = 64'hffff0ff0ffffffff;  // DMA.OUT
       8'h62: m = 64'hff00000000000000;  // DMA.WAIT
       8'h63: m = 64'hff000f00ffffffff;  // DMA.CFG
+      8'h78: m = 64'hffff0ff0ffffffff;  // EMB.BAG
+      8'h79: m = 64'hffff0ff0ffffffff;  // EMB.BAG.F32
+      8'h7a: m = 64'hff00000000000000;  // EMB.WAIT
+      8'h7b: m = 64'hff000ff0ffffffff;  // EMB.CFG
       default: m = '0;
     endcase
     return m;
@@ -461,7 +471,9 @@ package tinytpu_pkg;
     DP_MXU = 5'd15,  // the MXU command register and queue
     DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
     DP_DMACFG = 5'd17,  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
-    DP_EPI = 5'd18  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
+    DP_EPI = 5'd18,  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
+    DP_EMB = 5'd19,  // the SparseCore's command port (rtl/sparsecore.sv): embedding-bag lookups between HBM tiles in the background
+    DP_EMBCFG = 5'd20  // the SXU's SparseCore table registers (table base, rows, row width, bag size)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -529,6 +541,10 @@ package tinytpu_pkg;
     logic ha_wr;             // writes HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
     logic hb_rd;             // reads HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
     logic hb_wr;             // writes HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
+    logic ed_rd;             // reads the HBM destination tiles [sa + immhi] of an EMB.BAG
+    logic ed_wr;             // writes the HBM destination tiles [sa + immhi] of an EMB.BAG
+    logic ei_rd;             // reads the HBM index-list tiles [sb + immlo] of an EMB.BAG
+    logic ei_wr;             // writes the HBM index-list tiles [sb + immlo] of an EMB.BAG
     logic cnt_vpu;           // counted in vpu_ops
     logic cnt_xlu;           // counted in xlu_ops
     logic cnt_mem;           // counted in mem_ops
@@ -832,6 +848,33 @@ package tinytpu_pkg;
         d.dp = DP_DMACFG;
         d.rsa = 1'b1;
         d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) < 32'd1;
+      end
+      OP_EMBBAG: begin  // EMB.BAG
+        d.dp = DP_EMB;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.ed_wr = 1'b1;
+        d.ei_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_EMBBAGF: begin  // EMB.BAG.F32
+        d.dp = DP_EMB;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.ed_wr = 1'b1;
+        d.ei_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_EMBWAIT: begin  // EMB.WAIT
+        d.dp = DP_CTRL;
+      end
+      OP_EMBCFG: begin  // EMB.CFG
+        d.dp = DP_EMBCFG;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) < 32'd1 || 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) > 32'd16 || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) < 32'd1;
       end
       default: ;
     endcase
