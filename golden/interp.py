@@ -22,7 +22,7 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
   is a no-operation; DMA.CFG sets the shape (rows, hstride, vstride), 1, 0, 0 after reset;
 - PEPI.* (PSUM epilogues): the choices are in golden/epilogue.py; the PSUM address traps exactly
   as PLD's;
-- EMB.BAG/EMB.BAG.F32 (SparseCore) look up at issue (cycle-free; the RTL interlocks it against the
+- EMB.BAG/EMB.FBAG (SparseCore) look up at issue (cycle-free; the RTL interlocks it against the
   DMA), the choices and the trap order are in golden/sparsecore.py; EMB.WAIT is a no-operation;
   EMB.CFG sets the table (tbase, rows, width, bag), 0, 0, 1, 1 after reset."""
 from __future__ import annotations
@@ -253,8 +253,8 @@ class Machine:
       shape = (o["rows"], o["vstride"])
       def f(n): m.dma_shape = (shape[0], s32(s[a]), shape[1])
     # --- SparseCore (doc/sparsecore.md) ---
-    elif mn in ("EMB.BAG", "EMB.BAG.F32"):
-      B, doff, ioff, fp, hbm, HT = o["B"], o["dst"], o["idx"], mn == "EMB.BAG.F32", self.hbm, self.config.HBM_TILES
+    elif mn in ("EMB.BAG", "EMB.FBAG"):
+      B, doff, ioff, fp, hbm, HT = o["B"], o["dst"], o["idx"], mn == "EMB.FBAG", self.hbm, self.config.HBM_TILES
       def f(n):
         tbase, rows, width, bag = m.emb_table
         dst, idx = s32(s[a]) + doff, s32(s[b]) + ioff

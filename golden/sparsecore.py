@@ -1,4 +1,4 @@
-"""Golden reference of the SparseCore's embedding-bag lookups EMB.BAG / EMB.BAG.F32
+"""Golden reference of the SparseCore's embedding-bag lookups EMB.BAG / EMB.FBAG
 (doc/sparsecore.md): rows of a table in HBM gathered by an index list in HBM and sum-pooled per bag
 into HBM.
 

@@ -443,7 +443,7 @@ package tinytpu_pkg;
       8'h62: m = 64'hff00000000000000;  // DMA.WAIT
       8'h63: m = 64'hff000f00ffffffff;  // DMA.CFG
       8'h78: m = 64'hffff0ff0ffffffff;  // EMB.BAG
-      8'h79: m = 64'hffff0ff0ffffffff;  // EMB.BAG.F32
+      8'h79: m = 64'hffff0ff0ffffffff;  // EMB.FBAG
       8'h7a: m = 64'hff00000000000000;  // EMB.WAIT
       8'h7b: m = 64'hff000ff0ffffffff;  // EMB.CFG
       default: m = '0;
@@ -858,7 +858,7 @@ package tinytpu_pkg;
         d.ei_rd = 1'b1;
         d.illegal |= 32'(w.fn) < 32'd1;
       end
-      OP_EMBBAGF: begin  // EMB.BAG.F32
+      OP_EMBBAGF: begin  // EMB.FBAG
         d.dp = DP_EMB;
         d.vec = 1'b1;
         d.rsa = 1'b1;

@@ -506,14 +506,14 @@ def _build() -> list[Instr]:
   add("EMB.BAG", OP["EMBBAG"], None, _ops(bag_ops), "emb",
       _EMB_SEM + "sum over j < bag of row x_j's tile k, lane-wise int32 wrap. " + _EMB_SYNC + ".",
       group=g, datapath="emb", traps=_EMB_TRAPS)
-  add("EMB.BAG.F32", OP["EMBBAGF"], None, _ops(bag_ops), "emb",
+  add("EMB.FBAG", OP["EMBBAGF"], None, _ops(bag_ops), "emb",
       _EMB_SEM + "s, lane-wise fp32: s = row x_0's tile k, then s = s + row x_j's tile k for j = 1 .. bag-1 in that "
       "order (each add IEEE binary32, RNE, subnormals kept, NaN canonical 0x7FC00000). " + _EMB_SYNC + ".",
       group=g, datapath="emb", traps=_EMB_TRAPS)
   add("EMB.WAIT", OP["EMBWAIT"], None, (), "sxu", "wait until the SparseCore is idle (timing only: the interlocks "
       "already order every access)", group=g)
   add("EMB.CFG", OP["EMBCFG"], None, _ops(f"tbase:sreg:ra, rows:sreg:rb, width:uimm:immhi:1:{EMB_W_MAX}, bag:uimm:immlo:1:65535"), "sxu",
-      "set the table of later EMB.BAG/EMB.BAG.F32: table base tbase = sa (HBM tile, signed), rows = sb (unsigned), "
+      "set the table of later EMB.BAG/EMB.FBAG: table base tbase = sa (HBM tile, signed), rows = sb (unsigned), "
       "row width = immhi tiles, bag size = immlo indices; 0, 0, 1, 1 after reset; an EMB.BAG already issued keeps its "
       "table", group=g, datapath="embcfg")
   return t

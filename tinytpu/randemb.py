@@ -8,7 +8,7 @@ A random EMB item (EmbItems.emb_item) works inside the program's HBM window (tin
 it builds an index tile in a vector register from random lanes masked to [0, rows) (rows a power of
 two; a program whose trap on purpose is `emb_oob` sometimes skips the mask, so an index is out of
 range), stores it to VMEM, copies it to the window with DMA.OUT (so the SparseCore's interlock with
-the DMA engine is exercised), sets the table with EMB.CFG and runs EMB.BAG or EMB.BAG.F32 on the
+the DMA engine is exercised), sets the table with EMB.CFG and runs EMB.BAG or EMB.FBAG on the
 window's random tiles as the table, with the destination elsewhere in the window (overlapping the
 table or the index list now and then in such a program: hbm_out_of_range)."""
 from __future__ import annotations
@@ -40,7 +40,7 @@ def bag_bundle(table: np.ndarray, indices: np.ndarray, bag: int, fp: bool, confi
   EMB.CFG s1, s2, {width}, {bag}
   LI s3, {idx}
   LI s4, {dst}
-  {'EMB.BAG.F32' if fp else 'EMB.BAG'} [s4 + 0], [s3 + 0], {bags}
+  {'EMB.FBAG' if fp else 'EMB.BAG'} [s4 + 0], [s3 + 0], {bags}
   EMB.WAIT
   HALT
 """
@@ -97,6 +97,6 @@ class EmbItems:
     words += [self.w("LI", sd=ti, imm=ib), self.w("DMA.OUT", dst=0, dst_base=ti, src=vt, src_base=0, T=1)]
     words += [self.w("LI", sd=ta, imm=tb), self.w("LI", sd=tr, imm=rows), self.w("EMB.CFG", tbase=ta, rows=tr, width=width, bag=bag)]
     words += [self.w("LI", sd=ta, imm=db - 1)]
-    mn = "EMB.BAG.F32" if r.random() < .5 else "EMB.BAG"
+    mn = "EMB.FBAG" if r.random() < .5 else "EMB.BAG"
     words.append(self.w(mn, dst=1, dst_base=ta, idx=0, idx_base=ti, B=bags))
     return [Op(words, "emb")]

@@ -1,4 +1,4 @@
-"""golden/sparsecore.py (EMB.BAG, EMB.BAG.F32) against an independent numpy formulation, and the
+"""golden/sparsecore.py (EMB.BAG, EMB.FBAG) against an independent numpy formulation, and the
 EMB instructions through the interpreter: bag sizes, row widths, repeated indices, int and fp
 (-0, subnormals, infinities, NaN), every trap with its pc, nothing written by a trapping lookup.
 
