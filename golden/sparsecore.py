@@ -43,7 +43,7 @@ def check(hbm_tiles: int, N: int, tbase: int, rows: int, width: int, bag: int, b
   for lo, n in boxes:
     if lo < 0 or lo + n > hbm_tiles: raise EmbTrap("hbm_out_of_range")
   for lo, n in boxes[:2]:  # the destination against the table and the index list
-    if lo < dst + bags * width and dst < lo + n: raise EmbTrap("hbm_out_of_range")
+    if n and lo < dst + bags * width and dst < lo + n: raise EmbTrap("hbm_out_of_range")
 
 
 def bag_lookup(hbm, N: int, tbase: int, rows: int, width: int, bag: int, bags: int, idx: int, dst: int, fp: bool) -> None:

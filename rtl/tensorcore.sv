@@ -19,6 +19,9 @@
 // HBM port (rtl/hbm.sv is outside the core: a chip top may share one HBM between cores): a
 // valid/ready request {we, addr, wdata}, responses in request order without back-pressure
 // (hbm_rsp_we_i: a write's acknowledge, else a read's data).
+//
+// SparseCore port (rtl/sparsecore.sv sits outside the core, a pure HBM client): the SXU sends an
+// EMB.BAG/EMB.FBAG on emb_* and holds its issue until emb_chk_valid_i (doc/sparsecore.md).
 module tensorcore
   import tinytpu_pkg::*;
 #(
@@ -69,7 +72,21 @@ module tensorcore
   output logic [L-1:0][31:0]        hbm_req_wdata_o,
   input  logic                      hbm_rsp_valid_i,
   input  logic                      hbm_rsp_we_i,
-  input  logic [L-1:0][31:0]        hbm_rsp_rdata_i
+  input  logic [L-1:0][31:0]        hbm_rsp_rdata_i,
+  // --- SparseCore command port (doc/sparsecore.md): EMB.BAG/EMB.FBAG to a SparseCore outside the
+  // core; without one, tie the inputs to 0 (busy 0: DMAs never wait; an EMB.BAG waits for ever) ---
+  output logic                      emb_valid_o,
+  output logic                      emb_fp_o,
+  output logic [31:0]               emb_tbase_o,
+  output logic [31:0]               emb_rows_o,
+  output logic [4:0]                emb_width_o,
+  output logic [15:0]               emb_bag_o,
+  output logic [7:0]                emb_bags_o,
+  output logic [31:0]               emb_idx_o,
+  output logic [31:0]               emb_dst_o,
+  input  logic                      emb_busy_i,
+  input  logic                      emb_chk_valid_i,
+  input  logic                      emb_chk_bad_i
 );
   logic vmem_init, psum_init, running;
 
@@ -150,7 +167,20 @@ module tensorcore
     .dma_ready_i  (dma_ready),
     .dma_idle_i   (dma_idle),
     .dma_tile_i   (dma_tile),
-    .dma_done_i   (dma_done)
+    .dma_done_i   (dma_done),
+    // --- SparseCore ---
+    .emb_valid_o,
+    .emb_fp_o,
+    .emb_tbase_o,
+    .emb_rows_o,
+    .emb_width_o,
+    .emb_bag_o,
+    .emb_bags_o,
+    .emb_idx_o,
+    .emb_dst_o,
+    .emb_busy_i,
+    .emb_chk_valid_i,
+    .emb_chk_bad_i
   );
 
   assign running_o = running;
@@ -506,6 +536,7 @@ module tensorcore
   // the DMA runs only while the core runs (HALT, a trap's drain and FENCE wait for it), so the
   // loader's VMEM ports never meet it
   `ASSERT(DmaIdleUnlessRunning, !running |-> dma_idle)
+  `ASSERT(EmbIdleUnlessRunning, !running |-> !emb_busy_i)  // --- SparseCore: HALT and drains wait for it
   `ASSERT(DmaHbmInRange, hbm_req_valid_o |-> hbm_req_addr_o < 32'(HBM_TILES))
 
 endmodule
