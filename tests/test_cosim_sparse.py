@@ -84,7 +84,7 @@ def test_other_hbm_timing(cfg):
   ("LI s1, 10\nLI s2, 7\nEMB.CFG s1, s2, 1, 16\nLI s3, 1048575\nEMB.BAG [s0 + 100], [s3 + 0], 2", "hbm_out_of_range", 4),
   ("LI s1, 10\nLI s2, 7\nEMB.CFG s1, s2, 2, 16\nLI s3, 1048573\nEMB.FBAG [s3 + 0], [s0 + 50], 2", "hbm_out_of_range", 4),
   ("LI s1, 10\nLI s2, 7\nEMB.CFG s1, s2, 1, 16\nEMB.BAG [s0 + 51], [s0 + 50], 2", "hbm_out_of_range", 3),
-  ("LI s1, 10\nLI s2, 7\nEMB.CFG s1, s2, 1, 3\nEMB.BAG [s0 + 100], [s0 + 50], 4\nVFILL v1, 3\nVST v1, [s0 + 0]", "emb_index_out_of_range", 3),
+  ("LI s1, 10\nLI s2, 7\nEMB.CFG s1, s2, 1, 3\nEMB.BAG [s0 + 100], [s0 + 50], 5\nVFILL v1, 3\nVST v1, [s0 + 0]", "emb_index_out_of_range", 3),
   ("EMB.BAG [s0 + 100], [s0 + 50], 1", "emb_index_out_of_range", 0),
 ])
 def test_traps(text, trap, pc):
