@@ -58,45 +58,50 @@ ROWS = (2, 4, 8)      # table rows of a random item (powers of two: the index ma
 MAX_W = 2             # row width in tiles
 MAX_BAG = 6
 MAX_BAGS = 3
-OOB_RATE = 0.3        # EMB items out of range in a program whose trap on purpose is emb_oob
+RATE = 0.25           # EMB items per DMA item (their own random stream: the DMA programs stay as they were otherwise)
+OOB_RATE = 0.3        # EMB items out of range in a program whose trap on purpose is dma_oob
 
 
 class EmbItems:
-  """Mixed into randprog._Gen (uses rng, N, config, s(), w(), vw, hbm0, trap_kind, sp; randdma.HW)."""
+  """Mixed into randprog._Gen (uses emb_rng, N, w(), vp, sp, vw, hbm0, trap_kind; randdma.HW).
+  Every choice comes from emb_rng, so the rest of a program is the one it was before EMB items."""
 
-  def emb_item(self, f: str) -> list:
+  def emb_extra(self) -> list:
+    """After a DMA item: an EMB item now and then."""
+    return self.emb_item() if self.emb_rng.random() < RATE else []
+
+  def emb_item(self) -> list:
     from tinytpu.randdma import HW
-    if f == "embwait":
+    r = self.emb_rng
+    if r.random() < .15:
       return [Op([self.w("EMB.WAIT")], "embwait")]
-    r, L = self.rng, self.N * self.N
     rows, width = int(r.choice(ROWS)), int(r.integers(1, MAX_W + 1))
     bag, bags = int(r.integers(1, MAX_BAG + 1)), int(r.integers(1, MAX_BAGS + 1))
-    while bags * bag > L: bag = max(1, bag - 1) if bags == 1 else bag; bags = max(1, bags - 1)
-    oob = self.trap_kind == "emb_oob" and r.random() < OOB_RATE
-    # window layout: table, index tile, destination, disjoint (unless oob: an overlap now and then)
-    tsize, dsize = rows * width, bags * width
-    slack = HW - tsize - 1 - dsize
-    order = r.permutation(3)
-    sizes, base, pos = (tsize, 1, dsize), self.hbm0 + int(r.integers(0, slack + 1)) if slack > 0 else self.hbm0, {}
-    gap = lambda: int(r.integers(0, max(0, HW - (base - self.hbm0) - tsize - 1 - dsize) // 3 + 1))
-    for k in order:
-      base += gap()
-      pos[int(k)] = base
-      base += sizes[int(k)]
-    tb, ib, db = pos[0], pos[1], pos[2]
-    if oob and r.random() < .4:
-      db = tb + int(r.integers(0, tsize))   # the destination on the table: hbm_out_of_range
+    oob = self.trap_kind == "dma_oob" and r.random() < OOB_RATE
+    # the window: table, index tile and destination, packed in a random order from a random start
+    sizes = {"t": rows * width, "i": 1, "d": bags * width}
+    start = self.hbm0 + int(r.integers(0, HW - sum(sizes.values()) + 1))
+    pos = {}
+    for k in r.permutation(["t", "i", "d"]):
+      pos[str(k)] = start
+      start += sizes[str(k)]
+    if oob and r.random() < .3:
+      pos["d"] = pos["t"] + int(r.integers(0, sizes["t"]))   # the destination on the table: hbm_out_of_range
+    vi, vm = (int(x) for x in r.choice(self.vp, size=2, replace=False))
+    ta, ti = (int(x) for x in r.choice(self.sp, size=2, replace=False))
     words = []
-    # the index tile: random lanes of a register masked to [0, rows) (unmasked on purpose when oob)
-    vi, vm = (int(x) for x in r.choice(16, size=2, replace=False))
-    if not (oob and r.random() < .5):
+    if not (oob and r.random() < .6):  # unmasked on purpose: random lanes, an index out of range
       words += [self.w("VFILL", vd=vm, imm=rows - 1), self.w("VAND", vd=vi, va=vi, vb=vm)]
     vt = int(r.integers(0, self.vw))
-    ta, ti, tr = (int(x) for x in r.choice(self.sp, size=3, replace=False))
-    words += [self.w("VST", vs=vi, addr=vt, addr_base=0), self.w("DMA.CFG", hstride=0, rows=1, vstride=0)]
-    words += [self.w("LI", sd=ti, imm=ib), self.w("DMA.OUT", dst=0, dst_base=ti, src=vt, src_base=0, T=1)]
-    words += [self.w("LI", sd=ta, imm=tb), self.w("LI", sd=tr, imm=rows), self.w("EMB.CFG", tbase=ta, rows=tr, width=width, bag=bag)]
-    words += [self.w("LI", sd=ta, imm=db - 1)]
+    words += [self.w("VST", vs=vi, addr=vt, addr_base=0), self.w("DMA.CFG", hstride=0, rows=1, vstride=0),
+              self.w("LI", sd=ti, imm=pos["i"]), self.w("DMA.OUT", dst=0, dst_base=ti, src=vt, src_base=0, T=1),
+              self.w("LI", sd=ta, imm=pos["t"]), self.w("LI", sd=vm_s(self, ta, ti), imm=rows)]
+    words += [self.w("EMB.CFG", tbase=ta, rows=vm_s(self, ta, ti), width=width, bag=bag), self.w("LI", sd=ta, imm=pos["d"] - 1)]
     mn = "EMB.FBAG" if r.random() < .5 else "EMB.BAG"
     words.append(self.w(mn, dst=1, dst_base=ta, idx=0, idx_base=ti, B=bags))
     return [Op(words, "emb")]
+
+
+def vm_s(g, ta: int, ti: int) -> int:
+  """A third scalar register of the pool for the row count (the pool has at least 3)."""
+  return next(x for x in g.sp if x not in (ta, ti))
