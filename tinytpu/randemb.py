@@ -77,6 +77,8 @@ class EmbItems:
       return [Op([self.w("EMB.WAIT")], "embwait")]
     rows, width = int(r.choice(ROWS)), int(r.integers(1, MAX_W + 1))
     bag, bags = int(r.integers(1, MAX_BAG + 1)), int(r.integers(1, MAX_BAGS + 1))
+    bags = min(bags, self.N * self.N)
+    bag = min(bag, self.N * self.N // bags)  # one index tile
     oob = self.trap_kind == "dma_oob" and r.random() < OOB_RATE
     # the window: table, index tile and destination, packed in a random order from a random start
     sizes = {"t": rows * width, "i": 1, "d": bags * width}
