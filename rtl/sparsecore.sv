@@ -24,7 +24,8 @@
 //   without back-pressure); every request books an entry of the tag FIFO (OUTS >= LATENCY + 2),
 //   so up to LATENCY reads are in flight. Request priority: a buffered write, an index tile, a row
 //   tile. hbm_req_valid_o never depends on hbm_req_ready_i.
-// - busy_o: a command accepted and not finished (every write acknowledged).
+// - busy_o: a command accepted and not finished (its check result sent, every write
+//   acknowledged); cmd_ready_o = !busy_o.
 //
 // Latency (an idle SparseCore and an idle HBM at one tile a cycle, LATENCY cycles): a command of
 // n = bags*bag indices in I = ceil(n / (N*N)) index tiles accepted in cycle s sends its check
@@ -110,7 +111,7 @@ module sparsecore
   assign n_idx   = 24'(cmd_q.bags) * 24'(cmd_q.bag);
   assign n_tiles = 24'((32'(n_idx) + L - 1) >> LW);
 
-  assign cmd_ready_o = state_q == S_IDLE;
+  assign cmd_ready_o = !busy_o;
   always_ff @(posedge clk_i) begin
     if (cmd_valid_i && cmd_ready_o)
       cmd_q <= '{fp: cmd_fp_i, tbase: cmd_tbase_i, rows: cmd_rows_i, width: cmd_width_i, bag: cmd_bag_i,
@@ -284,7 +285,8 @@ module sparsecore
       default: ;
     endcase
   end
-  assign busy_o = state_q != S_IDLE;
+  // busy until the check result is out (a bad list ends the command in the cycle before)
+  assign busy_o = state_q != S_IDLE || chk_q;
   `ASSERT(IdleNothingInFlight, state_q == S_IDLE |-> tcnt == '0 && wcnt == '0 && icnt == '0)
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

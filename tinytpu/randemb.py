@@ -6,7 +6,7 @@ bench) and the EMB items of the random program generator (tinytpu/randprog.py, d
 
 A random EMB item (EmbItems.emb_item) works inside the program's HBM window (tinytpu/randdma.py):
 it builds an index tile in a vector register from random lanes masked to [0, rows) (rows a power of
-two; a program whose trap on purpose is `emb_oob` sometimes skips the mask, so an index is out of
+two; a program whose trap on purpose is `emb_oob` (tinytpu/randreach.py) sometimes skips the mask, so an index is out of
 range), stores it to VMEM, copies it to the window with DMA.OUT (so the SparseCore's interlock with
 the DMA engine is exercised), sets the table with EMB.CFG and runs EMB.BAG or EMB.FBAG on the
 window's random tiles as the table, with the destination elsewhere in the window (overlapping the
@@ -58,8 +58,8 @@ ROWS = (2, 4, 8)      # table rows of a random item (powers of two: the index ma
 MAX_W = 2             # row width in tiles
 MAX_BAG = 6
 MAX_BAGS = 3
-RATE = 0.25           # EMB items per DMA item (their own random stream: the DMA programs stay as they were otherwise)
-OOB_RATE = 0.3        # EMB items out of range in a program whose trap on purpose is dma_oob
+RATE = 0.25           # EMB items per DMA item (every one in an emb_oob program; their own random stream: the DMA programs stay as they were otherwise)
+OOB_RATE = 0.8        # EMB items out of range in a program whose trap on purpose is emb_oob (tinytpu/randreach.py)
 
 
 class EmbItems:
@@ -68,7 +68,8 @@ class EmbItems:
 
   def emb_extra(self) -> list:
     """After a DMA item: an EMB item now and then."""
-    return self.emb_item() if self.emb_rng.random() < RATE else []
+    rate = RATE if self.trap_kind != "emb_oob" else 1.0
+    return self.emb_item() if self.emb_rng.random() < rate else []
 
   def emb_item(self) -> list:
     from tinytpu.randdma import HW
@@ -79,7 +80,7 @@ class EmbItems:
     bag, bags = int(r.integers(1, MAX_BAG + 1)), int(r.integers(1, MAX_BAGS + 1))
     bags = min(bags, self.N * self.N)
     bag = min(bag, self.N * self.N // bags)  # one index tile
-    oob = self.trap_kind == "dma_oob" and r.random() < OOB_RATE
+    oob = self.trap_kind == "emb_oob" and r.random() < OOB_RATE
     # the window: table, index tile and destination, packed in a random order from a random start
     sizes = {"t": rows * width, "i": 1, "d": bags * width}
     start = self.hbm0 + int(r.integers(0, HW - sum(sizes.values()) + 1))
@@ -87,12 +88,12 @@ class EmbItems:
     for k in r.permutation(["t", "i", "d"]):
       pos[str(k)] = start
       start += sizes[str(k)]
-    if oob and r.random() < .3:
+    if oob and r.random() < .25:
       pos["d"] = pos["t"] + int(r.integers(0, sizes["t"]))   # the destination on the table: hbm_out_of_range
     vi, vm = (int(x) for x in r.choice(self.vp, size=2, replace=False))
     ta, ti = (int(x) for x in r.choice(self.sp, size=2, replace=False))
     words = []
-    if not (oob and r.random() < .6):  # unmasked on purpose: random lanes, an index out of range
+    if not oob:  # unmasked on purpose: random lanes, an index out of range
       words += [self.w("VFILL", vd=vm, imm=rows - 1), self.w("VAND", vd=vi, va=vi, vb=vm)]
     vt = int(r.integers(0, self.vw))
     words += [self.w("VST", vs=vi, addr=vt, addr_base=0), self.w("DMA.CFG", hstride=0, rows=1, vstride=0),

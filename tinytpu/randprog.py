@@ -448,7 +448,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
     trap, timeout = self.trap_kind, None
     if trap == "timeout":
       timeout = int(r.integers(5, 30))
-    elif trap is not None and trap != "dma_oob":  # (a DMA item copies out of range instead: randdma)
+    elif trap is not None and trap not in ("dma_oob", "emb_oob"):  # (a DMA or EMB item goes out of range instead: randdma, randemb)
       at = int(r.integers(0, len(items) + 1))
       items[at:at] = self.trap_item(trap)
     hbm = None
