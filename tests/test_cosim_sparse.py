@@ -53,7 +53,7 @@ def test_back_to_back_and_next_to_dma():
   for it), a DMA.IN of the pooled rows right after (it waits for the SparseCore)."""
   t = table(20, 2, False)
   ind = RNG.integers(0, 20, 32)
-  extra = f"""
+  extra = """
   LI s1, 0
   LI s2, 20
   EMB.CFG s1, s2, 2, 8
