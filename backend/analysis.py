@@ -135,7 +135,13 @@ class Analysis:
           or rng in self.lane_reduces or (R := _cint(rng.src[0])) is None:
         continue
       body = self.uops[pos[rng] + 1:pos[end]]
-      if any(u.op is Ops.RANGE for u in body):
+      inner = [u for u in body if u.op is Ops.RANGE]
+      if inner:
+        # a short nest (a max-pool's 2x2 window): unrolled whole when its inner loops are and all
+        # its steps stay within the same bounds (END positions are inner first, so they are known)
+        steps = R * math.prod(_cint(u.src[0]) for u in inner) if all(u in self.unrolled for u in inner) else None
+        if steps is not None and steps <= UNROLL_REDUCE and steps * len(body) <= UNROLL_BUDGET // 4:
+          self.unrolled[rng] = pos[end]
         continue
       if R <= UNROLL_REDUCE and R * len(body) <= UNROLL_BUDGET // 4:
         self.unrolled[rng] = pos[end]

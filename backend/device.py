@@ -18,7 +18,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import Ops
 
-from tinytpu.backend import hbm, listing, lower, optable, runner
+from tinytpu.backend import epilogue, hbm, listing, lower, optable, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
@@ -120,6 +120,12 @@ class TinyTPUProgram(Program):
     if k.vmem_tiles > cfg.VMEM_TILES:
       raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
     by_slot = {info.slot: (info, mv) for info, mv in zip(k.bufs, bufs)}
+    if k.guards:  # requantising PSUM drains (backend/epilogue.py): exact for these values, else the SIMT program
+      used = {x for g in k.guards for x in (g["a"], g["w"], *(g[p][0] for p in "bmrs"))}
+      host = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size).astype(np.int64)
+              for slot, (info, mv) in by_slot.items() if slot in used}
+      if not all(epilogue.requant_holds(g, host) for g in k.guards):
+        k = listing.Compiled.from_bytes(k.fallback.encode())
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]
       vals_ = np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size)[elems]
@@ -132,7 +138,7 @@ class TinyTPUProgram(Program):
                          f"more than the watchdog allows ({watchdog} cycles, TINYTPU_WATCHDOG); not run")
     place = self.dev.allocator.place(self.name, k.bufs, bufs, L)
     try:
-      b = Bundle(config=cfg, program=listing.patch(self.words, k.relocs, place), max_cycles=watchdog)
+      b = Bundle(config=cfg, program=listing.patch(k.words, k.relocs, place), max_cycles=watchdog)
       for info, buf in zip(k.bufs, bufs):
         if info.read:  # the kernel reads it (or writes it partially): its HBM range holds the buffer
           lanes = to_lanes(buf.mv, info.dtype, info.size)

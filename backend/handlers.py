@@ -20,6 +20,8 @@ _ORDERED = {Ops.MAX, Ops.CMPLT, Ops.CDIV, Ops.CMOD, Ops.SHR}  # ops whose result
 class Handlers:
   def lower_uop(self, u: UOp):
     """Lower one UOp through its handler (HANDLERS, or the ALU table)."""
+    if u in self.epi_at:  # epilogue.py: bias/ReLU fused into the dot product's PSUM drain
+      return self.lower_epi(u)
     if (h := HANDLERS.get(u.op)) is not None:
       return h(self, u)
     if u.op in _ALU:

@@ -60,6 +60,8 @@ class Compiled:
   int8_checks: list[tuple[int, np.ndarray]]      # (slot, element indices) that must hold int8 values
   executed: int | None                           # instructions retired (None: symbolic loop counts)
   relocs: list = dataclasses.field(default_factory=list)  # (pc, slot, tile offset): LI immediates = HBM tile of slot + offset
+  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds records (JSON): all must hold, else `fallback` runs
+  fallback: str | None = None                    # the program without requantising drains, as to_bytes() text
 
   def to_bytes(self) -> bytes:
     d = dataclasses.asdict(self) | {
@@ -96,8 +98,20 @@ def _unruns(s: str) -> np.ndarray:
   return np.concatenate([np.arange(p[0], p[-1] + 1) for p in parts]).astype(np.int64)
 
 
+FALLBACK = "#@ fallback"
+
+
 def render(name: str, k) -> str:
-  """The listing of a lowered kernel (backend.lower.Kernel)."""
+  """The listing of a lowered kernel (backend.lower.Kernel). A kernel with requantising PSUM drains
+  (backend/epilogue.py) lists its launch guards (`#@ guard {json}`), then after a `#@ fallback` line
+  the whole listing of the same kernel without them, which the launch runs when a guard fails."""
+  text = _render(name, k)
+  if k.fallback is None:
+    return text
+  return text + "".join(f"#@ guard {json.dumps(g, separators=(',', ':'))}\n" for g in k.guards) + FALLBACK + "\n" + _render(name, k.fallback)
+
+
+def _render(name: str, k) -> str:
   head = [f"#@ kernel {name} N={k.N} vmem_tiles={k.vmem_tiles} executed={k.executed if k.executed is not None else '-'}"]
   win = lambda s: k.windows.get(s)  # noqa: E731
   head += [f"#@ buffer slot={b.slot} dtype={_NAME[b.dtype]} size={b.size} base={b.base} over={w.over[0] if w else 0},{w.over[1] if w else 0}"
@@ -113,6 +127,12 @@ _FIELD = re.compile(r"(\w+)=(\S+)")
 
 def compile_listing(text: str, cfg: Config) -> Compiled:
   """A listing back into its program and layout (AsmError for a malformed program)."""
+  if FALLBACK + "\n" in text:
+    main, alt = text.split(FALLBACK + "\n", 1)
+    c = compile_listing(main, cfg)
+    c.guards = [json.loads(ln[len("#@ guard "):]) for ln in main.splitlines() if ln.startswith("#@ guard ")]
+    c.fallback = compile_listing(alt, cfg).to_bytes().decode()
+    return c
   meta = [ln[3:].split() for ln in text.splitlines() if ln.startswith("#@ ")]
   kern = next(m for m in meta if m[0] == "kernel")
   kv = lambda m: dict(_FIELD.findall(" ".join(m[1:])))

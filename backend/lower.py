@@ -81,22 +81,31 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
   """Lower a linearised kernel: each output nest in turn (output_nests), one program. A kernel that
   runs out of scalar registers is lowered again frugally: no induction registers (addresses are
   computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
+  k = _lower_any(uops, cfg, requant=True)
+  if k.guards:  # PEPI.BRQ drains equal tinygrad's int32 requantisation only for some values: the launch chooses (epilogue.py)
+    k.fallback = _lower_any(uops, cfg, requant=False)
+  return k
+
+
+def _lower_any(uops: list[UOp], cfg: Config, requant: bool) -> Kernel:
   try:
-    return _lower_parts(list(uops), cfg, frugal=False)
+    return _lower_parts(list(uops), cfg, frugal=False, requant=requant)
   except OutOfScalarRegisters:
-    return _lower_parts(list(uops), cfg, frugal=True)
+    return _lower_parts(list(uops), cfg, frugal=True, requant=requant)
 
 
-def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
+def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = False) -> Kernel:
   parts, first, codes, low, prev, windows = output_nests(uops), None, [], None, None, {}
   for k, part in enumerate(parts):
     low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "", frugal=frugal)
+    low.requant = requant
     code = low.emit()
     codes += code[:-1] if k < len(parts) - 1 else code  # one HALT, at the end
     first = low.spill_base  # the next part's tables and staging tiles come after this part's
     if prev is not None:
       low.written |= prev.written
       low.int8_checks = prev.int8_checks + low.int8_checks
+      low.guards = prev.guards + low.guards
       low.mxu_tables = {**prev.mxu_tables, **low.mxu_tables}
     prev = low
     windows = {s: dataclasses.replace(w, read=w.read or windows[s].read, written=w.written or windows[s].written) if s in windows else w
@@ -108,7 +117,9 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool) -> Kernel:
   # HBM residency: the buffers the kernel reads (or writes partially) come in whole in front of the
   # program, the ones it writes go out after it; a chunked kernel's streamed windows move in its loop
   codes = low.resident_dma(list(windows.values()), False) + codes[:-1] + low.resident_dma(list(windows.values()), True) + codes[-1:]
-  return low.finish(codes)
+  k = low.finish(codes)
+  k.guards = low.guards
+  return k
 
 
 class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream):
@@ -128,6 +139,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
     self.rstream = None  # rstream.py: the buffer streamed by reduce blocks
     self.mstream = None  # mxu_stream.py: the dot product whose operands stream from HBM
+    self.requant, self.guards = False, []  # epilogue.py: PEPI.BRQ drains allowed (behind launch guards)
 
   def ins(self, mn: str, *ops):
     self.code.append(Ins(mn, *ops))
@@ -356,8 +368,13 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     rng, e = self.uops[j], self.unrolled[self.uops[j]]
     for i in range(_cint(rng.src[0])):
       self.vals[rng] = Const(i, dtypes.int32)
-      for k in range(j + 1, e):
-        self.lower_at(k, dies)
+      k = j + 1
+      while k < e:  # an unrolled nest: its inner loops unrolled in each copy
+        if self.uops[k] in self.unrolled:
+          k = self.lower_unrolled(k, dies)
+        else:
+          self.lower_at(k, dies)
+          k += 1
     self.lower_at(e, dies)
     return e + 1
 

@@ -196,6 +196,7 @@ class MxuMatch:
     self.mxu_tables, self.int8_checks = {}, []
     self.skip: set[UOp] = set()   # UOps replaced by the MXU prologue
     self.dot_at: dict[UOp, list[Dot]] = {}  # where a Dot's result enters the lane loop
+    self.epis, self.epi_at = {}, {}  # fused PSUM epilogues (epilogue.py, planned with the MXU prologue)
     if self.symbolic:
       return
     pos = {u: i for i, u in enumerate(self.uops)}

@@ -3,6 +3,7 @@ between MMULs, PSUM drains, and the lane loop's read of each dot product's resul
 from __future__ import annotations
 
 
+from tinytpu.backend.epilogue import Epilogue
 from tinytpu.backend.vcode import VT, Label, Mem, SR
 from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.records import Dot
@@ -23,7 +24,7 @@ def _results(d: Dot, N: int) -> int:
   return -(-M // N) * -(-Nc // N)
 
 
-class MxuSchedule:
+class MxuSchedule(Epilogue):
   def mxu_prologue(self):
     """Run every Dot on the MXU: stage its K blocks in place (VLD index table, VGATHER, VST), then for
     each group of PSUM-resident result tiles and each K block, MLW + MMUL per weight tile column
@@ -31,6 +32,7 @@ class MxuSchedule:
     the first group runs block kb, the SXU stages block kb+1 between the MMULs (the MXU reads VMEM
     on its own port; the tiles it owns only grow upwards, so the next block is never one of them)."""
     N, P = self.cfg.N, self.cfg.PSUM_TILES
+    self.plan_epilogues()  # epilogue.py: bias (and ReLU) applied as results leave PSUM
     def counted(n: int, body):
       """body() n times in an SXU loop (none for n == 1)."""
       if n <= 0:
@@ -76,6 +78,7 @@ class MxuSchedule:
         if len(run) % 4:
           four(q, list(range(len(run) % 4)))
         self.release(q)
+    epi_staged: dict[int, bool] = {}
     for d, X, S in ((d, d.X + bi * _blocks(d, N), d.S + bi * _results(d, N)) for d in self.dots for bi in range(len(d.batches))):
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
@@ -109,20 +112,31 @@ class MxuSchedule:
           first = False
           if d.in_psum:
             continue
-          # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours
+          # PSUM tile j*mc + i -> result tile (n0 + j)*Mt + m0 + i, in fours; a fused epilogue's
+          # PEPI drains them with the bias tile of block column n0 + j (epilogue.py)
+          epi = self.epis.get(id(d))
+          if epi is not None and epi.area is not None and not epi_staged.get(id(d)):
+            self.stage_bias_tiles(epi)
+            epi_staged[id(d)] = True
           self.ins("LI", SR(pc), 0)
           self.ins("LI", SR(px), S + n0 * Mt + m0)
-          def copy(cnt: int):
+          def copy(cnt: int, vb):
             vs = [VT("psum") for _ in range(cnt)]
             for i, v in enumerate(vs):
-              self.ins("PLD", v, Mem(pc, i))
+              self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), *vb)
             for i, v in enumerate(vs):
               self.ins("VST", v, Mem(px, i))
-          for j in range(nn if mc < Mt else 1):
-            cnt = mc if mc < Mt else nn * mc
-            counted(cnt // 4, lambda: (copy(4), self.ins("SADDI", SR(pc), SR(pc), 4), self.ins("SADDI", SR(px), SR(px), 4)))
+          fused = epi is not None and epi.area is not None
+          for j in range(nn if mc < Mt or fused else 1):
+            cnt = mc if mc < Mt or fused else nn * mc
+            vb = None
+            if fused:  # the column block's bias tile (and parameter tile)
+              vb = [VT("bias")] + ([VT("quant")] if epi.quant is not None else [])
+              for i, v in enumerate(vb):
+                self.ins("VLD", v, Mem(0, epi.area + i * Nt + n0 + j))
+            counted(cnt // 4, lambda: (copy(4, vb), self.ins("SADDI", SR(pc), SR(pc), 4), self.ins("SADDI", SR(px), SR(px), 4)))
             if cnt % 4:
-              copy(cnt % 4)
+              copy(cnt % 4, vb)
               self.ins("SADDI", SR(pc), SR(pc), cnt % 4)
               self.ins("SADDI", SR(px), SR(px), cnt % 4)
             if mc < Mt:

@@ -49,6 +49,8 @@ class Kernel:
   int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
   executed: int | None = None   # instructions it retires (spills aside), None for symbolic loop counts
   windows: dict = dataclasses.field(default_factory=dict)  # slot -> stream.Window: what is DMA'd in and out
+  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds records: run `fallback` unless all hold
+  fallback: Any = None          # the Kernel without requantising epilogues (when guards)
 
 
 @dataclasses.dataclass
@@ -72,6 +74,7 @@ class Dot:
   b_mask: Any = None            # [k][n] bool, the same for B
   batch: list = dataclasses.field(default_factory=list)  # [(lane range, extent, coef in A, coef in B)]: one GEMM per value
   mode: str = "int8"            # "int8": MMUL (int32 sums); "bf16": MMUL.BF16 (bf16 operands, fp32 sums; mxu_match.py)
+  transposed: bool = False      # computed as C^T = B^T A^T (layout.py: A and B swapped, so the few rows are the weights)
 
   @property
   def mmul(self) -> str:
