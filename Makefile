@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-dma test-chip test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-dma test-chip test-sparsecore test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
 
 all: test
 
@@ -66,6 +66,9 @@ test-dma: $(STAMP)
 test-chip: $(STAMP)
 	$(PYTEST) -m "not nightly" tests/golden/test_chip.py tests/rtl/test_chip.py
 
+test-sparsecore: $(STAMP)
+	$(PYTEST) tests/rtl/test_sparsecore.py
+
 test-fp: $(STAMP)
 	$(PYTEST) tests/rtl/test_fp.py
 
@@ -73,7 +76,7 @@ test-core: $(STAMP)
 	$(PYTEST) tests/rtl/test_core.py
 
 test-cosim: $(STAMP)
-	$(PYTEST) tests/test_cosim.py tests/test_cosim_epi.py
+	$(PYTEST) tests/test_cosim.py tests/test_cosim_epi.py tests/test_cosim_sparse.py
 
 SEEDS ?= 50
 test-random: $(STAMP)

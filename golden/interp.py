@@ -27,7 +27,10 @@ Choices where doc/isa.md leaves room (the RTL must make the same ones):
   issue; SIG.WAIT consumes `count` from its flag, or blocks: run() then returns status "blocked"
   with the pc of the wait (nothing retired), and a later run() retries it. Alone (golden.run), a
   blocked core never wakes: status timeout at the wait's pc, as the co-sim's watchdog reports.
-  The two-core semantics are golden/chip.py's."""
+  The two-core semantics are golden/chip.py's.
+- EMB.BAG/EMB.FBAG (SparseCore) look up at issue (cycle-free; the RTL interlocks it against the
+  DMA), the choices and the trap order are in golden/sparsecore.py; EMB.WAIT is a no-operation;
+  EMB.CFG sets the table (tbase, rows, width, bag), 0, 0, 1, 1 after reset."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,7 +39,7 @@ from tinytpu import isa
 from tinytpu.bundle import Bundle, Result
 from tinytpu.config import DEFAULT, Config
 from tinytpu.golden import hbm as hbm_store
-from tinytpu.golden import epilogue, mxu, xlu
+from tinytpu.golden import epilogue, mxu, sparsecore, xlu
 from tinytpu.golden.ops import VPU
 
 M32 = 0xFFFFFFFF
@@ -88,6 +91,7 @@ class Machine:
     self.psum = np.zeros((config.PSUM_TILES, N, N), np.uint32)
     self.hbm = hbm_store.HBM(config.HBM_TILES, N)
     self.dma_shape = (1, 0, 0)                            # DMA.CFG: rows, hstride, vstride
+    self.emb_table = (0, 0, 1, 1)                         # EMB.CFG: tbase, rows, width, bag
     self.w = np.zeros((N, N), np.uint32)                 # MXU weight tile (the whole MLW tile: int8 and bf16 views)
     self.loops: list[list[int]] = []                     # [start, last body pc, remaining iterations]
     self.pc, self.retired = 0, 0
@@ -275,6 +279,22 @@ class Machine:
       def f(n):
         if flags[flag] < cnt: raise _Block()
         flags[flag] -= cnt
+    # --- SparseCore (doc/sparsecore.md) ---
+    elif mn in ("EMB.BAG", "EMB.FBAG"):
+      B, doff, ioff, fp, hbm, HT = o["B"], o["dst"], o["idx"], mn == "EMB.FBAG", self.hbm, self.config.HBM_TILES
+      def f(n):
+        tbase, rows, width, bag = m.emb_table
+        dst, idx = s32(s[a]) + doff, s32(s[b]) + ioff
+        try:
+          sparsecore.check(HT, m.N, tbase, rows, width, bag, B, idx, dst)
+          sparsecore.bag_lookup(hbm, m.N, tbase, rows, width, bag, B, idx, dst, fp)
+        except sparsecore.EmbTrap as e:
+          raise _Stop(e.trap) from None
+    elif mn == "EMB.WAIT":
+      return _nop
+    elif mn == "EMB.CFG":
+      width, bag = o["width"], o["bag"]
+      def f(n): m.emb_table = (s32(s[a]), s[b], width, bag)
     else:  # an instruction the table gained after this interpreter: fail loudly, but only if it runs
       def f(n): raise NotImplementedError(f"golden interpreter: no semantics for {mn} (pc {pc})")
     return f

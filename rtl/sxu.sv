@@ -124,7 +124,20 @@ module sxu
   output logic [FLAG_W-1:0]         sig_flag_o,
   input  logic                      sig_ready_i,
   input  logic                      sig_rx_valid_i,
-  input  logic [FLAG_W-1:0]         sig_rx_flag_i
+  input  logic [FLAG_W-1:0]         sig_rx_flag_i,
+  // --- SparseCore (doc/sparsecore.md): EMB.BAG/EMB.FBAG commands and their index check ---
+  output logic                      emb_valid_o,   // a lookup to the SparseCore (held until its check)
+  output logic                      emb_fp_o,
+  output logic [31:0]               emb_tbase_o,
+  output logic [31:0]               emb_rows_o,
+  output logic [4:0]                emb_width_o,
+  output logic [15:0]               emb_bag_o,
+  output logic [7:0]                emb_bags_o,
+  output logic [31:0]               emb_idx_o,
+  output logic [31:0]               emb_dst_o,
+  input  logic                      emb_busy_i,    // a lookup accepted and not finished (0: none, no SparseCore)
+  input  logic                      emb_chk_valid_i, // the index check of the lookup sent
+  input  logic                      emb_chk_bad_i    // ... found an index outside [0, rows)
 );
 
   // issue-to-write-back latencies come from the decode (the ISA table); VLD's, which sizes the load
@@ -527,11 +540,12 @@ module sxu
       stall_dmar = 1'b1;
     // DMA.WAIT: until the engine is idle; SIG.SEND too (release)
     if ((op == OP_DMAWAIT || is_send) && !dma_idle_i) stall_dmar = 1'b1;
+    if (is_send && emb_busy_i) stall_dmar = 1'b1;  // release covers the SparseCore's HBM writes too
   end
 
 
   logic bg_idle, stall_raw, stall_waw, stall_unit, stall_fence, stall_dma, stall;
-  assign bg_idle = mxu_idle_i && pending == '0 && dma_idle_i;
+  assign bg_idle = mxu_idle_i && pending == '0 && dma_idle_i && !emb_busy_i;
   always_comb begin
     stall_raw   = (rd_va && unready[ra]) || (rd_vb && unready[rb]) || (rd_vc && unready[rc]) ||
                   (rd_vd && unready[rd]) || (d0.pt_rd && in_p);
@@ -539,9 +553,9 @@ module sxu
     stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
                   (is_mxu && !mxu_ready_i) ||
-                  (is_dma && (!dma_ready_i || de_full)) ||
+                  (is_dma && (!dma_ready_i || de_full)) || emb_stall_unit ||
                   (is_send && !sig_ready_i);
-    stall_dma   = stall_dmar;
+    stall_dma   = stall_dmar || emb_stall_dma;
     stall_fence = op == OP_FENCE && !bg_idle;
     stall       = stall_raw || stall_waw || stall_unit || stall_dma || stall_sig || stall_fence;
   end
@@ -557,9 +571,10 @@ module sxu
     if (d0.illegal)     pre_code = TRAP_ILLEGAL_INSTRUCTION;
     else if (vmem_oob)  pre_code = TRAP_VMEM_OUT_OF_RANGE;
     else if (psum_oob)  pre_code = TRAP_PSUM_OUT_OF_RANGE;
-    else if (hbm_oob)   pre_code = TRAP_HBM_OUT_OF_RANGE;
+    else if (hbm_oob || emb_oob) pre_code = TRAP_HBM_OUT_OF_RANGE;
     else if (loop_trap) pre_code = TRAP_LOOP_STACK;
     else if (core_oob)  pre_code = TRAP_NO_SUCH_CORE;
+    else if (emb_bad)   pre_code = TRAP_EMB_INDEX_OUT_OF_RANGE;
   end
   // a gather/scatter checks its element addresses only once its vector operands are written
   assign pre_trap = run && pre_code != TRAP_OK && !(is_elem && stall_raw);
@@ -900,7 +915,7 @@ module sxu
             perf_q[PERF_MEM_OPS] <= perf_q[PERF_MEM_OPS] + 32'(d0.cnt_mem) + 32'(pair && d1.cnt_mem);
             if (op == OP_HALT) begin
               // done at once when nothing lands after this cycle (this cycle's writes complete at its end)
-              state_q <= (mxu_idle_i && unready == '0 && dma_idle_i) ? S_DONE : S_DRAIN;
+              state_q <= (mxu_idle_i && unready == '0 && dma_idle_i && !emb_busy_i) ? S_DONE : S_DRAIN;
             end else if (imem_oob) begin
               state_q   <= S_DRAIN;
               status_q  <= TRAP_IMEM_OUT_OF_RANGE;
@@ -933,10 +948,78 @@ module sxu
     end
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // --- SparseCore (doc/sparsecore.md) ---
+  // EMB.CFG sets the table (0, 0 rows, width 1, bag 1 at start). An EMB.BAG/EMB.FBAG checks its HBM
+  // boxes here (the table, the index list, the destination; the destination overlapping neither),
+  // waits until the DMA engine and the SparseCore are idle, then sends the lookup (emb_valid_o,
+  // one cycle) and holds its issue until the SparseCore's index check answers: it retires, or
+  // traps with emb_index_out_of_range at its pc. A DMA waits while the SparseCore is busy; so do
+  // EMB.WAIT, FENCE, HALT and a trap's drain. So every program sees a lookup complete at issue.
+  logic               is_emb, emb_cfg_we, emb_sent_q, emb_oob, emb_bad, emb_stall_unit, emb_stall_dma;
+  logic signed [33:0] emb_tb_q;
+  logic [31:0]        emb_rows_q;
+  logic [4:0]         emb_w_q;
+  logic [15:0]        emb_bag_q;
+  logic signed [51:0] emb_tspan_q, e_tlo, e_thi, e_ilo, e_ihi, e_dlo, e_dhi;
+  assign is_emb     = d0.dp == DP_EMB;
+  assign emb_cfg_we = fire && d0.dp == DP_EMBCFG;
+  assign e_tlo = 52'(emb_tb_q);
+  assign e_thi = e_tlo + emb_tspan_q;
+  assign e_ilo = 52'(maddr_a);
+  assign e_ihi = e_ilo + 52'((32'(fn) * 32'(emb_bag_q) + N*N - 1) >> LANE_W);
+  assign e_dlo = 52'(maddr_p);
+  assign e_dhi = e_dlo + 52'(32'(fn) * 32'(emb_w_q));
+  assign emb_oob = is_emb && (e_tlo < 0 || e_thi > HT52 || e_ilo < 0 || e_ihi > HT52 || e_dlo < 0 || e_dhi > HT52 ||
+                              (e_thi != e_tlo && e_tlo < e_dhi && e_dlo < e_thi) || (e_ilo < e_dhi && e_dlo < e_ihi));
+  assign emb_bad        = is_emb && emb_sent_q && emb_chk_valid_i && emb_chk_bad_i;
+  assign emb_stall_unit = is_emb && !(emb_sent_q && emb_chk_valid_i);
+  assign emb_stall_dma  = (is_emb && !emb_sent_q && !dma_idle_i) || (is_dma && emb_busy_i) || (op == OP_EMBWAIT && emb_busy_i);
+  assign emb_valid_o    = run && is_emb && !emb_sent_q && !emb_busy_i && dma_idle_i && pre_code == TRAP_OK;
+  assign emb_fp_o       = op == OP_EMBBAGF;
+  assign emb_tbase_o    = 32'(emb_tb_q);
+  assign emb_rows_o     = emb_rows_q;
+  assign emb_width_o    = emb_w_q;
+  assign emb_bag_o      = emb_bag_q;
+  assign emb_bags_o     = fn;
+  assign emb_idx_o      = 32'(maddr_a);
+  assign emb_dst_o      = 32'(maddr_p);
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      emb_sent_q  <= 1'b0;
+      emb_tb_q    <= '0;
+      emb_rows_q  <= '0;
+      emb_w_q     <= 5'd1;
+      emb_bag_q   <= 16'd1;
+      emb_tspan_q <= '0;
+    end else begin
+      if (emb_valid_o) emb_sent_q <= 1'b1;
+      else if (emb_chk_valid_i) emb_sent_q <= 1'b0;
+      if ((state_q == S_IDLE || state_q == S_DONE) && start_i) begin
+        emb_tb_q    <= '0;
+        emb_rows_q  <= '0;
+        emb_w_q     <= 5'd1;
+        emb_bag_q   <= 16'd1;
+        emb_tspan_q <= '0;
+      end else if (emb_cfg_we) begin
+        emb_tb_q    <= 34'($signed(sa));
+        emb_rows_q  <= sb;
+        emb_w_q     <= 5'(immhi);
+        emb_bag_q   <= immlo;
+        emb_tspan_q <= 52'({20'd0, sb}) * 52'(immhi[4:0]);
+      end
+    end
+  end
+  `ASSERT(EmbCheckAnswersSent, emb_chk_valid_i |-> emb_sent_q)
+  `ASSERT(EmbSentHoldsIssue, emb_sent_q |-> is_emb && state_q == S_RUN)
+  `ASSERT(EmbIssueChecked, fire && is_emb |-> emb_sent_q && emb_chk_valid_i && !emb_chk_bad_i)
+  `ASSERT(EmbNotWithDma, emb_valid_o |-> dma_idle_i && de_valid_q == '0)
+
   logic unused;
   // slot 1 pairs only as a load, store, compute or scalar op, which use none of these
   assign unused = ^{back_edge, src, d1.vec, d1.rvd, d1.pt_rd, d1.pt_wr, d1.ve_rd, d1.ve_wr,
                     d1.mp_rd, d1.mp_wr, d1.mv_rd, d1.mv_wr, d0.mv_rd, d0.mv_wr, d0.dv_rd, d0.dv_wr, d0.ha_rd, d0.hb_rd, d0.hb_wr,
-                    d1.dv_rd, d1.dv_wr, d1.ha_rd, d1.ha_wr, d1.hb_rd, d1.hb_wr};
+                    d1.dv_rd, d1.dv_wr, d1.ha_rd, d1.ha_wr, d1.hb_rd, d1.hb_wr,
+                    d0.ed_rd, d0.ed_wr, d0.ei_rd, d0.ei_wr, d1.ed_rd, d1.ed_wr, d1.ei_rd, d1.ei_wr};
 
 endmodule

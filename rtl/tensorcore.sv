@@ -24,6 +24,8 @@
 // only when sig_ready_i is high (taken at once); sig_rx_valid_i adds one to flag sig_rx_flag_i
 // (counted from the next cycle). CORES bounds SIG.SEND's core id (no_such_core beyond). The
 // single-core co-sim (sim_top) loops the port back: core 0 signals itself.
+// SparseCore port (rtl/sparsecore.sv sits outside the core, a pure HBM client): the SXU sends an
+// EMB.BAG/EMB.FBAG on emb_* and holds its issue until emb_chk_valid_i (doc/sparsecore.md).
 module tensorcore
   import tinytpu_pkg::*;
 #(
@@ -83,7 +85,21 @@ module tensorcore
   output logic [FLAG_W-1:0]         sig_flag_o,
   input  logic                      sig_ready_i,
   input  logic                      sig_rx_valid_i,
-  input  logic [FLAG_W-1:0]         sig_rx_flag_i
+  input  logic [FLAG_W-1:0]         sig_rx_flag_i,
+  // --- SparseCore command port (doc/sparsecore.md): EMB.BAG/EMB.FBAG to a SparseCore outside the
+  // core; without one, tie the inputs to 0 (busy 0: DMAs never wait; an EMB.BAG waits for ever) ---
+  output logic                      emb_valid_o,
+  output logic                      emb_fp_o,
+  output logic [31:0]               emb_tbase_o,
+  output logic [31:0]               emb_rows_o,
+  output logic [4:0]                emb_width_o,
+  output logic [15:0]               emb_bag_o,
+  output logic [7:0]                emb_bags_o,
+  output logic [31:0]               emb_idx_o,
+  output logic [31:0]               emb_dst_o,
+  input  logic                      emb_busy_i,
+  input  logic                      emb_chk_valid_i,
+  input  logic                      emb_chk_bad_i
 );
   logic vmem_init, psum_init, running;
 
@@ -171,7 +187,20 @@ module tensorcore
     .sig_flag_o,
     .sig_ready_i,
     .sig_rx_valid_i,
-    .sig_rx_flag_i
+    .sig_rx_flag_i,
+    // --- SparseCore ---
+    .emb_valid_o,
+    .emb_fp_o,
+    .emb_tbase_o,
+    .emb_rows_o,
+    .emb_width_o,
+    .emb_bag_o,
+    .emb_bags_o,
+    .emb_idx_o,
+    .emb_dst_o,
+    .emb_busy_i,
+    .emb_chk_valid_i,
+    .emb_chk_bad_i
   );
 
   assign running_o = running;
@@ -527,6 +556,7 @@ module tensorcore
   // the DMA runs only while the core runs (HALT, a trap's drain and FENCE wait for it), so the
   // loader's VMEM ports never meet it
   `ASSERT(DmaIdleUnlessRunning, !running |-> dma_idle)
+  `ASSERT(EmbIdleUnlessRunning, !running |-> !emb_busy_i)  // --- SparseCore: HALT and drains wait for it
   `ASSERT(DmaHbmInRange, hbm_req_valid_o |-> hbm_req_addr_o < 32'(HBM_TILES))
 
 endmodule

@@ -25,6 +25,7 @@ package tinytpu_pkg;
   localparam int unsigned IMMLO_W = 16;
   localparam int unsigned LOOP_DEPTH = 4;
   localparam int unsigned SIG_FLAGS = 8;
+  localparam int unsigned EMB_W_MAX = 16;
   localparam int unsigned NUM_PERF = 13;
   localparam int unsigned NUM_VPU_FN = 107;
   localparam int unsigned NUM_XLU_FN = 9;
@@ -65,7 +66,11 @@ package tinytpu_pkg;
     OP_DMAWAIT = 8'd98,
     OP_DMACFG = 8'd99,
     OP_SIGSEND = 8'd120,
-    OP_SIGWAIT = 8'd121
+    OP_SIGWAIT = 8'd121,
+    OP_EMBBAG = 8'd122,
+    OP_EMBBAGF = 8'd123,
+    OP_EMBWAIT = 8'd124,
+    OP_EMBCFG = 8'd125
   } opcode_e;
 
   typedef enum logic [7:0] {
@@ -220,7 +225,8 @@ package tinytpu_pkg;
     TRAP_LOOP_STACK = 4'd5,
     TRAP_TIMEOUT = 4'd6,
     TRAP_HBM_OUT_OF_RANGE = 4'd7,
-    TRAP_NO_SUCH_CORE = 4'd8
+    TRAP_NO_SUCH_CORE = 4'd8,
+    TRAP_EMB_INDEX_OUT_OF_RANGE = 4'd9
   } trap_e;
 
   typedef enum logic [3:0] {
@@ -443,6 +449,10 @@ package tinytpu_pkg;
       8'h63: m = 64'hff000f00ffffffff;  // DMA.CFG
       8'h78: m = 64'hff000f000000ffff;  // SIG.SEND
       8'h79: m = 64'hff000000ffffffff;  // SIG.WAIT
+      8'h7a: m = 64'hffff0ff0ffffffff;  // EMB.BAG
+      8'h7b: m = 64'hffff0ff0ffffffff;  // EMB.FBAG
+      8'h7c: m = 64'hff00000000000000;  // EMB.WAIT
+      8'h7d: m = 64'hff000ff0ffffffff;  // EMB.CFG
       default: m = '0;
     endcase
     return m;
@@ -469,7 +479,9 @@ package tinytpu_pkg;
     DP_DMA = 5'd16,  // the DMA engine's command queue (rtl/dma.sv): copies between HBM and VMEM in the background
     DP_DMACFG = 5'd17,  // the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)
     DP_SYNC = 5'd18,  // the SXU's signal flags and the core's signal port (doc/chip.md)
-    DP_EPI = 5'd19  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
+    DP_EPI = 5'd19,  // PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)
+    DP_EMB = 5'd20,  // the SparseCore's command port (rtl/sparsecore.sv): embedding-bag lookups between HBM tiles in the background
+    DP_EMBCFG = 5'd21  // the SXU's SparseCore table registers (table base, rows, row width, bag size)
   } dp_e;
 
   // VRF write-back sources (isa.WB_SOURCES): VLD on write port 1, the others on port 0.
@@ -537,6 +549,10 @@ package tinytpu_pkg;
     logic ha_wr;             // writes HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)
     logic hb_rd;             // reads HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
     logic hb_wr;             // writes HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)
+    logic ed_rd;             // reads the HBM destination tiles [sa + immhi] of an EMB.BAG
+    logic ed_wr;             // writes the HBM destination tiles [sa + immhi] of an EMB.BAG
+    logic ei_rd;             // reads the HBM index-list tiles [sb + immlo] of an EMB.BAG
+    logic ei_wr;             // writes the HBM index-list tiles [sb + immlo] of an EMB.BAG
     logic cnt_vpu;           // counted in vpu_ops
     logic cnt_xlu;           // counted in xlu_ops
     logic cnt_mem;           // counted in mem_ops
@@ -849,6 +865,33 @@ package tinytpu_pkg;
       OP_SIGWAIT: begin  // SIG.WAIT
         d.dp = DP_SYNC;
         d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) > 32'd7 || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) < 32'd1;
+      end
+      OP_EMBBAG: begin  // EMB.BAG
+        d.dp = DP_EMB;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.ed_wr = 1'b1;
+        d.ei_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_EMBBAGF: begin  // EMB.FBAG
+        d.dp = DP_EMB;
+        d.vec = 1'b1;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.ed_wr = 1'b1;
+        d.ei_rd = 1'b1;
+        d.illegal |= 32'(w.fn) < 32'd1;
+      end
+      OP_EMBWAIT: begin  // EMB.WAIT
+        d.dp = DP_CTRL;
+      end
+      OP_EMBCFG: begin  // EMB.CFG
+        d.dp = DP_EMBCFG;
+        d.rsa = 1'b1;
+        d.rsb = 1'b1;
+        d.illegal |= 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) < 32'd1 || 32'(w.imm[IMMHI_LSB - IMM_LSB +: IMMHI_W]) > 32'd16 || 32'(w.imm[IMMLO_LSB - IMM_LSB +: IMMLO_W]) < 32'd1;
       end
       default: ;
     endcase

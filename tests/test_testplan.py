@@ -104,7 +104,7 @@ DEFECTS = {
   # (c) coverpoints
   "missing covergroup": (adder("XLU", "coverpoints", "xlu.no_such_group"), "XLU", "no cov.bins/cross/pairs('no_such_group', ...) in tb/xlu/"),
   "covergroup of another unit": (adder("XLU", "coverpoints", "xlu.fn_x_a"), "XLU", "no cov.bins/cross/pairs('fn_x_a', ...) in tb/xlu/"),
-  "missing unit": (adder("XLU", "coverpoints", "sparsecore.fn_x_a"), "XLU", "no testbench unit tb/sparsecore/"),
+  "missing unit": (adder("XLU", "coverpoints", "nosuchunit.fn_x_a"), "XLU", "no testbench unit tb/nosuchunit/"),
   "malformed coverpoint": (adder("XLU", "coverpoints", "fn_x_a"), "XLU", "is not <unit>.<covergroup>"),
   "tag never emitted": (adder("XLU", "coverpoints", "randprog.tag:xlu_shuffle"), "XLU", "never emits an Op with that tag"),
   "prefixed tag never emitted": (adder("XLU", "coverpoints", "randprog.tag:far_xlu_nothing"), "XLU", "never emits an Op with that tag"),

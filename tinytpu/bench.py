@@ -288,6 +288,15 @@ def main(argv: list[str] | None = None) -> int:
     except (AssertionError, OSError) as e:  # reported, not hidden
       print(f"noc bench: ERROR {str(e).splitlines()[0][:200]}")
       result["noc"] = {"error": str(e)[:500]}
+  if not args.only:  # --- SparseCore (doc/sparsecore.md): embedding_bag, the SparseCore against the VPU path ---
+    from tinytpu import emb_bench
+    try:
+      emb = emb_bench.measure()
+      print(emb_bench.report(emb))
+      result["embedding_bag"] = emb
+    except (AssertionError, OSError) as e:
+      print(f"embedding_bag: ERROR {str(e).splitlines()[0][:200]}")
+      result["embedding_bag"] = {"error": str(e)[:500]}
   if args.json:
     pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
   if not args.no_record and tools.CLONE is None:

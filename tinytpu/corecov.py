@@ -43,14 +43,16 @@ def stall_bins(dma: bool) -> list[tuple[str, str]]:
   out += [(d, "unit") for d in sorted(writes | {"vpu", "mxu"})] + [("ctrl", "fence")]
   if dma:
     out += [(d, "dma") for d in ("dma", "ctrl", "vld", "vst", "gather", "scatter", "mxu")]
+    # --- SparseCore (doc/sparsecore.md): a lookup waits for the DMA engine, then for its index check
+    out += [("emb", "dma"), ("emb", "unit")]
   return out
 
 
 def define(cov, dma: bool = False) -> None:
-  cov.bins("retired", [i.mnemonic for i in isa.INSTRS if dma or i.datapath != "dma" and not i.mnemonic.startswith("DMA.")])
+  cov.bins("retired", [i.mnemonic for i in isa.INSTRS if dma or i.datapath not in ("dma", "emb", "embcfg") and not i.mnemonic.startswith(("DMA.", "EMB."))])
   cov.bins("datapath_x_stall", stall_bins(dma))
   cov.bins("pair", [(a, b) for a in isa.ISSUE_CLASSES for b in isa.ISSUE_CLASSES if a != b])
-  cov.bins("outcome", ["ok", "timeout"] + [t for t in isa.TRAP_CODES if t not in ("ok", "timeout") and (dma or t != "hbm_out_of_range")])
+  cov.bins("outcome", ["ok", "timeout"] + [t for t in isa.TRAP_CODES if t not in ("ok", "timeout") and (dma or t not in ("hbm_out_of_range", "emb_index_out_of_range"))])
   cov.bins("loop_depth", range(isa.LOOP_DEPTH + 1))
   cov.bins("mxu_hazard_distance", MXU_DISTANCES)
 

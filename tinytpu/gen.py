@@ -39,6 +39,7 @@ def sv_package() -> str:
     L.append(f"  localparam int unsigned {f.upper()}_W = {w};")
   L.append(f"  localparam int unsigned LOOP_DEPTH = {isa.LOOP_DEPTH};")
   L.append(f"  localparam int unsigned SIG_FLAGS = {isa.SIG_FLAGS};")
+  L.append(f"  localparam int unsigned EMB_W_MAX = {isa.EMB_W_MAX};")
   L.append(f"  localparam int unsigned NUM_PERF = {len(isa.PERF_COUNTERS)};")
   L.append(f"  localparam int unsigned NUM_VPU_FN = {len(isa.VPU_FNS)};")
   L.append(f"  localparam int unsigned NUM_XLU_FN = {len(isa.XLU_FNS)};")
@@ -291,8 +292,9 @@ def isa_doc() -> str:
               "loop_stack": "a fifth nested loop, a loop not nested inside its parent, LBREAK with no loop",
               "timeout": "the co-simulation watchdog",
               "hbm_out_of_range": "a DMA row's HBM tiles outside `[0, HBM_TILES)` (DMA.IN source, DMA.OUT destination; "
-                                  "checked after the VMEM range)",
-              "no_such_core": "SIG.SEND to a core the chip does not have (doc/chip.md; the single-core co-sim has core 0 only)"}
+                                  "checked after the VMEM range; EMB.BAG's table, index list or destination)",
+              "no_such_core": "SIG.SEND to a core the chip does not have (doc/chip.md; the single-core co-sim has core 0 only)",
+              "emb_index_out_of_range": "an EMB.BAG index outside `[0, rows)` of the EMB.CFG table (doc/sparsecore.md)"}
   traps = "\n".join(f"| {i} | `{n}` | {trap_src[n]} |" for i, n in enumerate(isa.TRAP_CODES))
   perf = "\n".join(f"| {i} | `{n}` | {d} |" for i, (n, d) in enumerate(isa.PERF_COUNTERS))
   by_class = {c: sorted({("VPU ops" if i.op == isa.OP["VPU"] else "XLU ops" if i.op == isa.OP["XLU"] else

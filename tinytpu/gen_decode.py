@@ -23,6 +23,9 @@ ADDR_PATHS: dict[tuple, tuple[str, str]] = {
   ("vmem", "ra", "immhi", "T"): ("dv", "VMEM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)"),
   ("hbm", "ra", "immhi", "T"): ("ha", "HBM tiles [sa + immhi] .. + T-1 of each DMA row (T in fn)"),
   ("hbm", "rb", "immlo", "T"): ("hb", "HBM tiles [sb + immlo] .. + T-1 of each DMA row (T in fn)"),
+  # the SparseCore's EMB.BAG (doc/sparsecore.md): destination and index list, sized by fn and EMB.CFG
+  ("hbm", "ra", "immhi", None): ("ed", "the HBM destination tiles [sa + immhi] of an EMB.BAG"),
+  ("hbm", "rb", "immlo", None): ("ei", "the HBM index-list tiles [sb + immlo] of an EMB.BAG"),
 }
 REG_FLAGS = [("rva", "vreg", "ra"), ("rvb", "vreg", "rb"), ("rvc", "vreg", "rc"), ("rvd", "vreg", "rd"),
              ("rsa", "sreg", "ra"), ("rsb", "sreg", "rb")]

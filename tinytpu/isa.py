@@ -132,6 +132,9 @@ DATAPATHS: dict[str, tuple[bool, Optional[int], str]] = {
   "dmacfg": (True, None, "the SXU's DMA shape registers (rows, HBM row stride, VMEM row stride)"),
   "sync": (True, None, "the SXU's signal flags and the core's signal port (doc/chip.md)"),
   "epi": (False, 2, "PSUM's core read port (registered read), then the epilogue stage of rtl/epi.sv (its result register res_q)"),
+  # --- SparseCore (doc/sparsecore.md) ---
+  "emb": (False, None, "the SparseCore's command port (rtl/sparsecore.sv): embedding-bag lookups between HBM tiles in the background"),
+  "embcfg": (True, None, "the SXU's SparseCore table registers (table base, rows, row width, bag size)"),
 }
 # the VRF write-back sources, in code order (tinytpu_pkg::wb_e); VLD writes through port 1, the
 # others through port 0 selected by this code
@@ -213,10 +216,12 @@ OP = {
   "VPU": 0x30, "XLU": 0x40, "MLW": 0x50, "MMUL": 0x51, "MMULBF": 0x52,
   "DMAIN": 0x60, "DMAOUT": 0x61, "DMAWAIT": 0x62, "DMACFG": 0x63,
   "SIGSEND": 0x78, "SIGWAIT": 0x79,
+  "EMBBAG": 0x7A, "EMBBAGF": 0x7B, "EMBWAIT": 0x7C, "EMBCFG": 0x7D,  # SparseCore (doc/sparsecore.md)
 }
 
 TRAP_CODES = ["ok", "illegal_instruction", "vmem_out_of_range", "psum_out_of_range",
-              "imem_out_of_range", "loop_stack", "timeout", "hbm_out_of_range", "no_such_core"]
+              "imem_out_of_range", "loop_stack", "timeout", "hbm_out_of_range", "no_such_core",
+              "emb_index_out_of_range"]
 TRAP = {name: i for i, name in enumerate(TRAP_CODES)}
 
 # hardware performance counters, read by RDPERF and printed on the `perf` line
@@ -241,6 +246,8 @@ LOOP_DEPTH = 4
 # core-to-core signals (doc/chip.md): flags per core, each a 32-bit counter (SIG.SEND adds one,
 # SIG.WAIT waits for `count` and subtracts it)
 SIG_FLAGS = 8
+# SparseCore (doc/sparsecore.md): the widest table row in tiles (the size of its bag accumulator)
+EMB_W_MAX = 16
 
 # ---------------------------------------------------------------------------------------------
 # VPU functions: (name, arity, latency, group, semantics). arity: 1 = unary (`vd, va`),
@@ -374,6 +381,16 @@ _DMA_SYNC = ("Asynchronous: the DMA engine copies in the background, in command 
              "every program sees the copy complete, as if it ran at issue")
 _DMA_TRAPS = ("vmem_out_of_range if a row's VMEM tiles are outside [0, VMEM_TILES); then hbm_out_of_range if a row's "
               "HBM tiles are outside [0, HBM_TILES); a trapping DMA copies nothing")
+_EMB_SEM = ("for every bag b < B (B = the fn field), in increasing b: x_j = the int32 lanes of element (b*bag + j) of the "
+            "index list, element e being lane e mod N*N of HBM tile i + e div N*N (i = sb + immlo); every x_j must be in "
+            "[0, rows) (signed); row r of the table is HBM tiles tbase + r*width .. + width-1; HBM[d + b*width + k] "
+            "(d = sa + immhi, k < width) = ")
+_EMB_TRAPS = ("hbm_out_of_range if the table [tbase, tbase + rows*width), the index list [i, i + ceil(B*bag / (N*N))) or "
+              "the destination [d, d + B*width) leaves [0, HBM_TILES) (checked in that order) or the destination overlaps the "
+              "table or the index list; then emb_index_out_of_range "
+              "if any index of the list is outside [0, rows); a trapping EMB.BAG writes nothing")
+_EMB_SYNC = ("Asynchronous: the SparseCore gathers in the background; it issues only while the DMA engine is idle, and "
+             "a DMA waits until the SparseCore is idle, so every program sees the lookup complete at issue")
 _S = "SXU"
 # PEPI modes by fn (its mnemonic suffix): fn bit 0 applies ReLU last, bit 1 requantises to int8
 EPI_RELU, EPI_REQUANT = 1, 2
@@ -499,6 +516,22 @@ def _build() -> list[Instr]:
       "wait until this core's flag `flag` is at least `count`, then subtract `count` from it (flags are 0 at start, "
       "32-bit counters). A wait that no signal can satisfy is a deadlock: the watchdog's timeout at this pc "
       "(the chip reports every core's pc, doc/chip.md)", group=g, datapath="sync")
+  # --- SparseCore (doc/sparsecore.md) ---
+  g = "SparseCore (embedding bags)"
+  bag_ops = "out dst:mem:ra+immhi:hbm, idx:mem:rb+immlo:hbm, B:uimm:fn:1:255"
+  add("EMB.BAG", OP["EMBBAG"], None, _ops(bag_ops), "emb",
+      _EMB_SEM + "sum over j < bag of row x_j's tile k, lane-wise int32 wrap. " + _EMB_SYNC + ".",
+      group=g, datapath="emb", traps=_EMB_TRAPS)
+  add("EMB.FBAG", OP["EMBBAGF"], None, _ops(bag_ops), "emb",
+      _EMB_SEM + "s, lane-wise fp32: s = row x_0's tile k, then s = s + row x_j's tile k for j = 1 .. bag-1 in that "
+      "order (each add IEEE binary32, RNE, subnormals kept, NaN canonical 0x7FC00000). " + _EMB_SYNC + ".",
+      group=g, datapath="emb", traps=_EMB_TRAPS)
+  add("EMB.WAIT", OP["EMBWAIT"], None, (), "sxu", "wait until the SparseCore is idle (timing only: the interlocks "
+      "already order every access)", group=g)
+  add("EMB.CFG", OP["EMBCFG"], None, _ops(f"tbase:sreg:ra, rows:sreg:rb, width:uimm:immhi:1:{EMB_W_MAX}, bag:uimm:immlo:1:65535"), "sxu",
+      "set the table of later EMB.BAG/EMB.FBAG: table base tbase = sa (HBM tile, signed), rows = sb (unsigned), "
+      "row width = immhi tiles, bag size = immlo indices; 0, 0, 1, 1 after reset; an EMB.BAG already issued keeps its "
+      "table", group=g, datapath="embcfg")
   return t
 
 

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("records", ("tinytpu.records",)),
   ("assembler", ("tinytpu.asm", "tinytpu.bundle", "tinytpu.chipbundle")),
   ("simulators", ("tinytpu.golden", "tinytpu.golden.*", "tinytpu.cosim", "tinytpu.profile", "tinytpu.randprog",
-                  "tinytpu.randtree", "tinytpu.randdma", "tinytpu.randreach", "tinytpu.lockstep", "tinytpu.chipsim", "tinytpu.randchip")),
+                  "tinytpu.randtree", "tinytpu.randdma", "tinytpu.randemb", "tinytpu.randreach", "tinytpu.lockstep", "tinytpu.chipsim", "tinytpu.randchip")),
   ("backend", ("tinytpu.backend", "tinytpu.backend.*")),
   ("testbenches", ("tinytpu.tb", "tinytpu.tb.*")),
   ("regression", ("tinytpu.regress", "tinytpu.regress.*")),

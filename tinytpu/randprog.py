@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from tinytpu import asm, bundle, isa, randdma, randreach
+from tinytpu import asm, bundle, isa, randdma, randemb, randreach
 from tinytpu.randtree import BackLoop, Branch, Loop, Op  # noqa: F401  (re-exported: randprog.Op ...)
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT, Config
@@ -167,6 +167,8 @@ def _cost(w: int, c: Config) -> int:
     return 24
   if ins.mnemonic in ("MMUL", "MMUL.BF16"): return vals["T"] * c.N + 4 * c.N + 24
   if ins.datapath == "dma": return 2 * c.HBM_LATENCY + -(-vals["T"] * randdma.MAX_ROWS * c.HBM_BW_DEN // c.HBM_BW_NUM) * 2 + 24
+  if ins.datapath == "emb":  # --- SparseCore: the check and the gather, each a latency and its tiles
+    return 3 * c.HBM_LATENCY + (vals["B"] * (randemb.MAX_BAG * randemb.MAX_W + 1) + 8) * 2 * -(-c.HBM_BW_DEN // c.HBM_BW_NUM) + 48
   return 24 + 4 * c.N
 
 
@@ -186,7 +188,7 @@ def watchdog(items: list, nwords: int, c: Config) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-class _Gen(randdma.DmaItems, randreach.ReachItems):
+class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
   def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False,
                traps: bool = False):
     self.rng = np.random.default_rng(seed)
@@ -196,6 +198,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     # fp32 specials, int8 tiles +-0, tiny values and NaNs.
     self.mode_rng = np.random.default_rng([seed, 0xBF16])
     self.epi_rng = np.random.default_rng([seed, 0x29])  # PEPI's choices (pepi()), off the main stream
+    self.emb_rng = np.random.default_rng([seed, 0xE3B])  # --- SparseCore: EMB items (randemb), off the main stream
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
     self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
@@ -327,7 +330,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     if f == "mmul": return self.mmul()
     if f == "fence": return [Op([self.w("FENCE")], "fence")]
     if f == "nop": return [Op([self.w("NOP")], "nop")]
-    if f in ("dma", "dmawait"): return self.dma_item(f)
+    if f in ("dma", "dmawait"): return self.dma_item(f) + self.emb_extra()  # --- SparseCore: EMB items after DMA items
     if f == "far": return self.far_item()
     if f == "s0": return self.s0_item()
     if f == "backloop": return self.back_loop(depth, mult) if self.nwords < self.length - 8 else []
@@ -445,7 +448,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems):
     trap, timeout = self.trap_kind, None
     if trap == "timeout":
       timeout = int(r.integers(5, 30))
-    elif trap is not None and trap != "dma_oob":  # (a DMA item copies out of range instead: randdma)
+    elif trap is not None and trap not in ("dma_oob", "emb_oob"):  # (a DMA or EMB item goes out of range instead: randdma, randemb)
       at = int(r.integers(0, len(items) + 1))
       items[at:at] = self.trap_item(trap)
     hbm = None

@@ -98,6 +98,6 @@ class ReachItems:
 
 
 def choose_trap(rng: np.random.Generator, dma: bool) -> str | None:
-  """The program's trap on purpose, or None (most programs); `dma_oob` only with DMA items."""
-  kinds = TRAP_KINDS + (("dma_oob",) * 2 if dma else ())
+  """The program's trap on purpose, or None (most programs); `dma_oob` and `emb_oob` only with DMA items."""
+  kinds = TRAP_KINDS + (("dma_oob",) * 2 + ("emb_oob",) * 2 if dma else ())  # emb_oob: tinytpu/randemb.py
   return str(rng.choice(kinds)) if rng.random() < TRAP_PROGRAMS else None

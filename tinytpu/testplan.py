@@ -29,7 +29,7 @@ GROUPS = tuple(dict.fromkeys(i.group for i in isa.INSTRS))
 # covergroups of a unit defined outside tb/<unit>/: the core's, filled from the RTL's retire trace
 EXTRA_COVER = {"core": ("tinytpu/corecov.py",)}
 # the modules of the random program generator whose Op(...) tags `randprog.tag:<tag>` may name
-GENERATOR = ("tinytpu/randprog.py", "tinytpu/randdma.py", "tinytpu/randreach.py")
+GENERATOR = ("tinytpu/randprog.py", "tinytpu/randdma.py", "tinytpu/randreach.py", "tinytpu/randemb.py")
 COVER_CALLS = ("bins", "cross", "pairs")   # tb/kit/coverage.py: the calls that create a covergroup
 TB_DECORATORS = ("pyuvm.test", "cocotb.test")
 

@@ -13,6 +13,10 @@
 // the run and reads `dump hbm` regions from it after (no simulated cycles: the core is idle
 // then, and HALT waits for the DMA engine).
 //
+// SparseCore (doc/sparsecore.md): rtl/sparsecore.sv next to the core on its EMB command port; the
+// core's DMA and the SparseCore share the HBM through rtl/hbm_arb.sv (requester 0: the DMA, which
+// sees the HBM unchanged while the SparseCore is idle).
+//
 // Event capture (doc/profiler.md), only when the C++ side asks for it (tt_events_on(), read once
 // per bundle at start, so normal runs pay nothing but an idle flop): for every cycle the core runs
 // (issue and drain, the cycles it counts) one tt_event call with that cycle's number, the pc the
@@ -83,6 +87,20 @@ module sim_top
   logic                      sig_valid;
   logic [3:0]                sig_core;
   logic [$clog2(SIG_FLAGS)-1:0] sig_flag;
+  // --- SparseCore: its command port and the two HBM requesters (0: DMA, 1: SparseCore) ---
+  logic                      emb_valid, emb_fp, emb_busy, emb_chk_valid, emb_chk_bad;
+  logic [31:0]               emb_tbase, emb_rows, emb_idx, emb_dst;
+  logic [4:0]                emb_width;
+  logic [15:0]               emb_bag;
+  logic [7:0]                emb_bags;
+  logic [1:0]                arb_valid, arb_ready, arb_we, arb_rsp_valid;
+  logic [1:0][31:0]          arb_addr;
+  logic [1:0][L-1:0][31:0]   arb_wdata;
+  logic                      arb_rsp_we, unused_sc_ready;
+  logic [L-1:0][31:0]        arb_rsp_rdata;
+  logic                      mem_req_valid, mem_req_ready, mem_req_we;
+  logic [31:0]               mem_req_addr;
+  logic [L-1:0][31:0]        mem_req_wdata;
 
   tensorcore #(
     .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS),
@@ -118,9 +136,21 @@ module sim_top
     .hbm_req_we_o    (hbm_req_we),
     .hbm_req_addr_o  (hbm_req_addr),
     .hbm_req_wdata_o (hbm_req_wdata),
-    .hbm_rsp_valid_i (hbm_rsp_valid),
-    .hbm_rsp_we_i    (hbm_rsp_we),
-    .hbm_rsp_rdata_i (hbm_rsp_rdata),
+    .hbm_rsp_valid_i (arb_rsp_valid[0]),
+    .hbm_rsp_we_i    (arb_rsp_we),
+    .hbm_rsp_rdata_i (arb_rsp_rdata),
+    .emb_valid_o     (emb_valid),
+    .emb_fp_o        (emb_fp),
+    .emb_tbase_o     (emb_tbase),
+    .emb_rows_o      (emb_rows),
+    .emb_width_o     (emb_width),
+    .emb_bag_o       (emb_bag),
+    .emb_bags_o      (emb_bags),
+    .emb_idx_o       (emb_idx),
+    .emb_dst_o       (emb_dst),
+    .emb_busy_i      (emb_busy),
+    .emb_chk_valid_i (emb_chk_valid),
+    .emb_chk_bad_i   (emb_chk_bad),
     .sig_valid_o     (sig_valid),
     .sig_core_o      (sig_core),
     .sig_flag_o      (sig_flag),
@@ -129,16 +159,70 @@ module sim_top
     .sig_rx_flag_i   (sig_flag)
   );
 
+  // --- SparseCore and the HBM arbiter ---
+  sparsecore #(.N(N), .HBM_TILES(HBM_TILES), .HBM_LATENCY(HBM_LATENCY)) u_sc (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i     (emb_valid),
+    .cmd_ready_o     (unused_sc_ready),
+    .cmd_fp_i        (emb_fp),
+    .cmd_tbase_i     (emb_tbase),
+    .cmd_rows_i      (emb_rows),
+    .cmd_width_i     (emb_width),
+    .cmd_bag_i       (emb_bag),
+    .cmd_bags_i      (emb_bags),
+    .cmd_idx_i       (emb_idx),
+    .cmd_dst_i       (emb_dst),
+    .chk_valid_o     (emb_chk_valid),
+    .chk_bad_o       (emb_chk_bad),
+    .busy_o          (emb_busy),
+    .hbm_req_valid_o (arb_valid[1]),
+    .hbm_req_ready_i (arb_ready[1]),
+    .hbm_req_we_o    (arb_we[1]),
+    .hbm_req_addr_o  (arb_addr[1]),
+    .hbm_req_wdata_o (arb_wdata[1]),
+    .hbm_rsp_valid_i (arb_rsp_valid[1]),
+    .hbm_rsp_we_i    (arb_rsp_we),
+    .hbm_rsp_rdata_i (arb_rsp_rdata)
+  );
+
+  assign arb_valid[0]  = hbm_req_valid;
+  assign arb_we[0]     = hbm_req_we;
+  assign arb_addr[0]   = hbm_req_addr;
+  assign arb_wdata[0]  = hbm_req_wdata;
+  assign hbm_req_ready = arb_ready[0];
+
+  hbm_arb #(.N(N), .LATENCY(HBM_LATENCY)) u_arb (
+    .clk_i,
+    .rst_ni,
+    .req_valid_i     (arb_valid),
+    .req_ready_o     (arb_ready),
+    .req_we_i        (arb_we),
+    .req_addr_i      (arb_addr),
+    .req_wdata_i     (arb_wdata),
+    .rsp_valid_o     (arb_rsp_valid),
+    .rsp_we_o        (arb_rsp_we),
+    .rsp_rdata_o     (arb_rsp_rdata),
+    .hbm_req_valid_o (mem_req_valid),
+    .hbm_req_ready_i (mem_req_ready),
+    .hbm_req_we_o    (mem_req_we),
+    .hbm_req_addr_o  (mem_req_addr),
+    .hbm_req_wdata_o (mem_req_wdata),
+    .hbm_rsp_valid_i (hbm_rsp_valid),
+    .hbm_rsp_we_i    (hbm_rsp_we),
+    .hbm_rsp_rdata_i (hbm_rsp_rdata)
+  );
+
   hbm #(
     .N(N), .TILES(HBM_TILES), .LATENCY(HBM_LATENCY), .BW_NUM(HBM_BW_NUM), .BW_DEN(HBM_BW_DEN)
   ) u_hbm (
     .clk_i,
     .rst_ni,
-    .req_valid_i (hbm_req_valid),
-    .req_ready_o (hbm_req_ready),
-    .req_we_i    (hbm_req_we),
-    .req_addr_i  (hbm_req_addr),
-    .req_wdata_i (hbm_req_wdata),
+    .req_valid_i (mem_req_valid),
+    .req_ready_o (mem_req_ready),
+    .req_we_i    (mem_req_we),
+    .req_addr_i  (mem_req_addr),
+    .req_wdata_i (mem_req_wdata),
     .rsp_valid_o (hbm_rsp_valid),
     .rsp_we_o    (hbm_rsp_we),
     .rsp_rdata_o (hbm_rsp_rdata),
