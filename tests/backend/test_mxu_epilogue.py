@@ -133,7 +133,7 @@ def test_cnn_layers_requantise_in_the_drain(fused, guards):
   guards hold), the head through PEPI.B; exact with the demo's numpy int8 model."""
   from tinytpu import demo_cnn
   q = demo_cnn.random_quantnet(1)
-  x = np.random.default_rng(6).integers(0, 17, (4, 64))
+  x = np.random.default_rng(6).integers(0, 17, (16, 64))  # 16 images: more row tiles than the head's 3 column tiles (not run transposed)
   out = demo_cnn.tinytpu_model(q)(x).numpy()
   np.testing.assert_array_equal(out, demo_cnn.logits_numpy(q, x))
   # each convolution: the fused program and its fallback (bias and ReLU fused, the requantisation SIMT)
