@@ -246,3 +246,16 @@ def test_rtl_matches_golden_requantising(fused, guards, monkeypatch):
   out, ref = _requant_layer(rng, rng.integers(0, 1 << 9, 8), 1 << (s - 1), s, pad=0)
   np.testing.assert_array_equal(out, ref)
   assert guards == [True]
+
+
+@pytest.mark.parametrize("shape,rowbias", [((16, 32, 8), True), ((2, 64, 32), False), ((1, 400, 120), False)],
+                         ids=["row_bias", "matrix_vector", "matrix_vector_1x400x120"])
+def test_bias_per_row_block(shape, rowbias, fused):
+  """A bias per output row (or a matrix-vector layer's per-channel bias when the GEMM runs
+  transposed: its channels are the rows then) drains with a bias tile per row block."""
+  rng = np.random.default_rng(sum(shape))
+  a, w = _gemm(rng, *shape)
+  b = rng.integers(-20000, 20000, (shape[0], 1) if rowbias else shape[2])
+  out = (_t(a) @ _t(w) + _t(b)).relu().numpy()
+  np.testing.assert_array_equal(out, np.maximum(a @ w + b, 0))
+  assert fused["epis"] == [("PEPI.BR", "area")]
