@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-dma test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
 
 all: test
 
@@ -59,6 +59,9 @@ test-mem: $(STAMP)
 
 test-noc: $(STAMP)
 	$(PYTEST) tests/rtl/test_noc.py
+
+test-dma: $(STAMP)
+	$(PYTEST) tests/rtl/test_dma_unit.py tests/rtl/test_dma.py
 
 test-fp: $(STAMP)
 	$(PYTEST) tests/rtl/test_fp.py

@@ -17,6 +17,28 @@ def _flat_offsets(lanes: list) -> "Any":
   return f
 
 
+def transpose_dot(d) -> None:
+  """Swap the Dot's operands in place: C^T[n][m] = sum over k of B[k][n] A[m][k], so B's columns are
+  the MXU's activation rows and A's rows its weight columns. The same products summed over k in the
+  same order (int8 exact, bf16 products exact in fp32), so the values are unchanged; only which
+  operand is stationary changes. An involution (d.transposed records the orientation)."""
+  d.a, d.b = d.b, d.a
+  d.mlanes, d.nlanes = d.nlanes, d.mlanes
+  d.a_off, d.b_off = d.b_off, d.a_off
+  d.a_mask, d.b_mask = (None if d.b_mask is None else d.b_mask.T), (None if d.a_mask is None else d.a_mask.T)
+  d.batch = [(r, e, cb, ca) for r, e, ca, cb in d.batch]
+  d.transposed = not d.transposed
+
+
+def worth_transposing(d, N: int) -> bool:
+  """A GEMM with fewer M tiles than N tiles (a matrix-vector layer: M = 1) runs transposed: the MXU
+  then loads Kt * Mt weight tiles and streams Nt rows after each instead of Kt * Nt weight tiles
+  for Mt rows each. The array does the same row passes either way, but the SXU issues far fewer
+  MLW/MMUL pairs (r_120_400, LeNet's first dense layer: 6000 -> 200 MXU instructions)."""
+  M, _, Nc = d.dims
+  return -(-M // N) < -(-Nc // N)
+
+
 class Layout:
   def layout_dots(self):
     """VMEM tiles for every Dot: staging blocks, index tables, result areas and lane tables."""
@@ -27,6 +49,9 @@ class Layout:
     L, N = self.L, self.cfg.N
     t = self.first_tile
     tables: dict[int, list[int]] = {}
+    for d in self.dots:
+      if worth_transposing(d, N):
+        transpose_dot(d)
     for d in self.dots:
       M, K, Nc = d.dims
       Mt, Kt, Nt = -(-M // N), -(-K // N), -(-Nc // N)
@@ -93,6 +118,9 @@ class Layout:
           tables[d.T + i] = (row + d.S * L).tolist()
     if t + 16 > self.cfg.VMEM_TILES:  # no room for the staging tiles (and some spill space)
       # the operands stream from HBM by K blocks (mxu_stream.py; the chunk plan checks the sizes), else the VPU loops
+      for d in self.dots:  # the streamed plans read the lanes m-major in the kernel's own orientation
+        if d.transposed:
+          transpose_dot(d)
       self.mstream_plans = self.plan_mxu_stream()
       if not self.mstream_plans:
         self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []

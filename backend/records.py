@@ -74,6 +74,7 @@ class Dot:
   b_mask: Any = None            # [k][n] bool, the same for B
   batch: list = dataclasses.field(default_factory=list)  # [(lane range, extent, coef in A, coef in B)]: one GEMM per value
   mode: str = "int8"            # "int8": MMUL (int32 sums); "bf16": MMUL.BF16 (bf16 operands, fp32 sums; mxu_match.py)
+  transposed: bool = False      # computed as C^T = B^T A^T (layout.py: A and B swapped, so the few rows are the weights)
 
   @property
   def mmul(self) -> str:

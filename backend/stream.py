@@ -34,6 +34,10 @@ LAST_SKIP = "_last"  # a label ending so: the BEQ to it skips its block in the l
 # OVERLAP_MIN tiles: in OVERLAP_CHUNKS chunks or more, so the DMA overlaps compute instead of
 # preceding and following it
 OVERLAP_MIN, OVERLAP_CHUNKS = 64, 4
+# the prologue splits its largest buffer (SPLIT_MIN tiles or more) into pieces while its DMA
+# commands stay within PROLOGUE_DMAS: rtl/dma.sv's queue depth (tensorcore DMA_QDEPTH), so none
+# of them holds the issue
+SPLIT_MIN, PROLOGUE_DMAS = 256, 4
 CHUNK_MAX = 1024  # tiles of g per chunk: the first chunk's DMA and the last one's write-back are not overlapped
 
 
@@ -313,11 +317,20 @@ class Stream:
     self.temps = []
 
   def resident_dma(self, windows: list[Window], out: bool) -> list:
-    """Whole-buffer copies of resident windows (the program's prologue or epilogue), as code."""
+    """Whole-buffer copies of resident windows (the program's prologue or epilogue), as code. In the
+    prologue the largest buffer comes in pieces of growing size (1, 2, 4, ... parts) while the
+    commands fit in the DMA queue: the SXU interlocks per command, so the code that reads the
+    buffer's first tiles (the MXU's first K blocks) starts when the first piece has landed."""
     saved, self.code = self.code, []
-    for w in windows:
-      if (w.written if out else w.read) and not w.step and w.resident:
-        self.dma("DMA.OUT" if out else "DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
+    moved = [w for w in windows if (w.written if out else w.read) and not w.step and w.resident]
+    pieces = {}
+    if not out and moved and (big := max(moved, key=lambda w: w.tiles)).tiles >= SPLIT_MIN:
+      n = min(PROLOGUE_DMAS - len(moved) + 1, big.tiles // (SPLIT_MIN // 2))
+      cuts = [big.tiles * ((1 << i) - 1) // ((1 << n) - 1) for i in range(n + 1)]
+      pieces[big.slot] = [(a, b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
+    for w in moved:
+      for off, tiles in pieces.get(w.slot, [(0, w.tiles)]):
+        self.dma("DMA.OUT" if out else "DMA.IN", 0, w.base + off, w.slot, w.lo + off, tiles)
     code, self.code = self.code, saved
     return code
 

@@ -199,6 +199,50 @@ def test_mxu_conv(name):
   assert used == (1 if on_mxu else 0)
 
 
+# fewer M tiles than N tiles (matrix-vector layers) run transposed (layout.py: C^T = B^T A^T, the
+# few rows become the stationary weights): exact either way, and fewer MLWs in the program
+TRANSPOSED = {
+  "matvec": (lambda a, b: a @ b, (1, 400), (400, 120)),
+  "thin": (lambda a, b: a @ b, (3, 20), (20, 37)),
+  "batched": (lambda a, b: a @ b, (2, 2, 9), (2, 9, 13)),
+  "conv_padded": (lambda x, w: x.conv2d(w, padding=1), (1, 3, 3, 3), (20, 3, 3, 3)),
+  "conv_1x1_out": (lambda x, w: x.conv2d(w), (1, 2, 3, 3), (9, 2, 3, 3)),
+}
+
+
+def _mlws(f):
+  """Run f, return (result, MLWs in the program text of every MXU kernel it launched)."""
+  from tinytpu.backend import device
+  counts = []
+  orig = device.TinyTPUProgram.__call__
+  def spy(self, *a, **kw):
+    if n := sum(asm.disassemble([w], self.kernel.N).startswith("MLW") for w in self.kernel.words):
+      counts.append(n)
+    return orig(self, *a, **kw)
+  device.TinyTPUProgram.__call__ = spy
+  try:
+    return f(), counts
+  finally:
+    device.TinyTPUProgram.__call__ = orig
+
+
+@pytest.mark.parametrize("name", TRANSPOSED)
+def test_mxu_transposed(name, fresh_programs, monkeypatch):
+  from tinygrad.engine import realize
+  from tinytpu.backend import layout
+  f, xs, ws = TRANSPOSED[name]
+  x, w = rng.integers(-128, 128, xs).astype(np.int8), rng.integers(-128, 128, ws).astype(np.int8)
+  run = lambda dev: f(Tensor(x, device=dev).cast(dtypes.int32), Tensor(w, device=dev).cast(dtypes.int32)).numpy()
+  exp = run("PYTHON")
+  got, on = _mlws(lambda: run(D))
+  np.testing.assert_array_equal(got, exp)
+  monkeypatch.setattr(layout, "worth_transposing", lambda d, N: False)
+  realize.to_program_cache.clear()  # fresh_programs' cache: render the kernel again
+  got, off = _mlws(lambda: run(D))
+  np.testing.assert_array_equal(got, exp)
+  assert len(on) == len(off) == 1 and on[0] < off[0], (on, off)
+
+
 def test_mxu_operand_range():
   a = rng.integers(-128, 128, (5, 9)).astype(np.int32)
   b = rng.integers(-128, 128, (9, 6)).astype(np.int32)

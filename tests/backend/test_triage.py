@@ -40,6 +40,19 @@ def test_unsupported_dtype(tmp_path):
   assert "verdict: did not run end to end on TINYTPU: hardware: Ops.PARAM on dtypes.double" in out
 
 
+def test_unsupported_onnx_operator(tmp_path):
+  import onnx
+  from onnx import TensorProto, helper
+  io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("x", "y")]
+  graph = helper.make_graph([helper.make_node("FooBarOp", ["x"], ["y"], domain="com.example")], "bad", io[:1], io[1:])
+  path = tmp_path / "bad_op.onnx"
+  onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]), str(path))
+  code, out = _triage(path)
+  assert code == 1 and "Traceback" not in out, out
+  assert "FAILED [tinygrad ONNX import] an ONNX operator or attribute tinygrad's OnnxRunner does not implement" in out
+  assert "verdict: did not run end to end on TINYTPU: tinygrad ONNX import" in out
+
+
 def test_host_work_fails_the_verdict(tmp_path):
   script = tmp_path / "host.py"
   script.write_text("from tinygrad import Tensor\nprint(((Tensor([1, 2]).to('PYTHON') * 2).to('TINYTPU') + 1).numpy())\n")
