@@ -58,6 +58,17 @@ def _is_zero(u: UOp) -> bool:
 
 
 class Epilogue:
+  def drains_through_epilogue(self, d: Dot) -> bool:
+    """The first test of plan_epilogues: the dot's int8 result has one user, an int32 ADD of a
+    bias (the chain PEPI.* may take). Asked before the layout (which may transpose the dot)."""
+    if d.mode != "int8" or d.batch or self.mstream or self.symbolic:
+      return False
+    pos = {u: i for i, u in enumerate(self.uops)}
+    if (v := self._dot_result(d, pos)) is None:
+      return False
+    use = [u for u in self.uops if v in u.src]
+    return len(use) == 1 and use[0].op is Ops.ADD and use[0].dtype == dtypes.int32
+
   def plan_epilogues(self):
     """self.epis (Dot id -> Epi) and self.epi_at (UOp -> Epi: the ADD and MAX the drain replaces)."""
     self.epis, self.epi_at, self.guards = {}, {}, []
@@ -69,7 +80,8 @@ class Epilogue:
       for s in u.src:
         users.setdefault(s, []).append(u)
     for d in self.dots:
-      if d.mode != "int8" or d.batch or (v := self._dot_result(d, pos)) is None:
+      # a transposed dot (layout.transpose_dot) holds C^T in PSUM: a per-channel bias tile would be a column, not a row
+      if d.mode != "int8" or d.batch or d.transposed or (v := self._dot_result(d, pos)) is None:
         continue
       use = users.get(v, [])
       if len(use) != 1 or use[0].op is not Ops.ADD or use[0].dtype != dtypes.int32:

@@ -31,12 +31,24 @@ def transpose_dot(d) -> None:
 
 
 def worth_transposing(d, N: int) -> bool:
-  """A GEMM with fewer M tiles than N tiles (a matrix-vector layer: M = 1) runs transposed: the MXU
-  then loads Kt * Mt weight tiles and streams Nt rows after each instead of Kt * Nt weight tiles
-  for Mt rows each. The array does the same row passes either way, but the SXU issues far fewer
-  MLW/MMUL pairs (r_120_400, LeNet's first dense layer: 6000 -> 200 MXU instructions)."""
+  """A matrix-vector product (one M tile: a dense layer on one image) runs transposed: the MXU
+  then loads Kt weight tiles and streams Nt rows after each instead of Kt * Nt weight tiles with
+  one row tile each. The array does the same row passes either way, but with one row tile per
+  MMUL the SXU's MLW/MMUL issue is the bottleneck (r_120_400, LeNet's first dense layer: 6000 ->
+  200 MXU instructions). With two or more row tiles the MXU is the bottleneck already and the
+  orientation stays as the matcher found it. (A dot whose result is drained through a fused
+  epilogue keeps it too: layout_dots asks epilogue.py.)"""
   M, _, Nc = d.dims
-  return -(-M // N) < -(-Nc // N)
+  return -(-M // N) == 1 and -(-Nc // N) > 1
+
+
+TRANSPOSE_OVER_EPILOGUE = 64  # MLW/MMUL pairs a transposition must save to be taken over a fused epilogue
+
+
+def transposition_saves(d, N: int) -> int:
+  """MLW and MMUL instructions the transposition saves: Kt * (Nt - Mt) pairs."""
+  M, K, Nc = d.dims
+  return 2 * -(-K // N) * (-(-Nc // N) - -(-M // N))
 
 
 class Layout:
@@ -49,8 +61,9 @@ class Layout:
     L, N = self.L, self.cfg.N
     t = self.first_tile
     tables: dict[int, list[int]] = {}
-    for d in self.dots:
-      if worth_transposing(d, N):
+    for d in self.dots:  # epilogue.py's per-channel bias tiles assume the kernel's own orientation:
+      # a fusable epilogue wins over a small transposition (it saves a few ops per result tile)
+      if worth_transposing(d, N) and (transposition_saves(d, N) >= 2 * TRANSPOSE_OVER_EPILOGUE or not self.drains_through_epilogue(d)):
         transpose_dot(d)
     for d in self.dots:
       M, K, Nc = d.dims

@@ -187,6 +187,10 @@ CUM = ("cumsum", "cummax", "cummin", "cumprod")
 def _fpun(k: str, a: Val) -> tuple:
   """A transcendental, sqrt or reciprocal behind the guard that keeps it in its domain: code, bounds."""
   g, lo, hi, d = "{}" if a.fp else "{}.cast(dtypes.float32)", float(a.lo), float(a.hi), a.d + a.p
+  if lo <= -2.0 ** 31 and k in ("log2", "recip", "sqrt"):
+    # tinygrad moves abs across the cast of an int (abs(float(x)) -> float(abs(x))), where abs(INT_MIN)
+    # wraps to INT_MIN: the domain guard below would give log2 a negative value (seed 20261206 index 1728)
+    raise Invalid("abs of INT_MIN")
   if k in ("log2", "recip") and not (lo >= 0.25 or (k == "recip" and hi <= -0.25)):
     g, lo, hi = f"({g}.abs() + 0.5)", (0.0 if lo < 0 < hi else min(abs(lo), abs(hi))) + 0.5, a.mag + 0.5
   elif k == "sqrt" and lo < 0:
@@ -251,7 +255,9 @@ def render(op: Op, ins: list) -> tuple:
       return code, (lo, hi, dd and dd + 2 * EPS * m, EPS * m if a.fp or b.fp else 0.0)
     return code, (lo, hi, max(a.d, b.d))
   if k == "neg": return "-{}", (-a.hi, -a.lo, a.d, a.p, a.q)
-  if k == "abs": return "{}.abs()", (0 if a.lo < 0 < a.hi else min(abs(a.lo), abs(a.hi)), a.mag, a.d, a.p)
+  if k == "abs":  # an int32's abs(INT_MIN) wraps to INT_MIN (also after a cast: tinygrad moves abs across it)
+    lo = -2 ** 31 if a.lo <= -2 ** 31 else 0 if a.lo < 0 < a.hi else min(abs(a.lo), abs(a.hi))
+    return "{}.abs()", (lo, a.mag, a.d, a.p)
   if k in FPUN: return _fpun(k, a)
   if k in INTOP:
     c = op.p[0]

@@ -199,13 +199,14 @@ def test_mxu_conv(name):
   assert used == (1 if on_mxu else 0)
 
 
-# fewer M tiles than N tiles (matrix-vector layers) run transposed (layout.py: C^T = B^T A^T, the
+# matrix-vector products (one M tile, several N tiles) run transposed (layout.py: C^T = B^T A^T, the
 # few rows become the stationary weights): exact either way, and fewer MLWs in the program
 TRANSPOSED = {
   "matvec": (lambda a, b: a @ b, (1, 400), (400, 120)),
   "thin": (lambda a, b: a @ b, (3, 20), (20, 37)),
+  "bf16": (lambda a, b: a.cast(dtypes.bfloat16).realize() @ b.cast(dtypes.bfloat16).realize(), (1, 24), (24, 9)),
   "batched": (lambda a, b: a @ b, (2, 2, 9), (2, 9, 13)),
-  "conv_padded": (lambda x, w: x.conv2d(w, padding=1), (1, 3, 3, 3), (20, 3, 3, 3)),
+  "conv_padded": (lambda x, w: x.conv2d(w, padding=1), (1, 3, 2, 2), (20, 3, 3, 3)),
   "conv_1x1_out": (lambda x, w: x.conv2d(w), (1, 2, 3, 3), (9, 2, 3, 3)),
 }
 
@@ -233,7 +234,13 @@ def test_mxu_transposed(name, fresh_programs, monkeypatch):
   f, xs, ws = TRANSPOSED[name]
   x, w = rng.integers(-128, 128, xs).astype(np.int8), rng.integers(-128, 128, ws).astype(np.int8)
   run = lambda dev: f(Tensor(x, device=dev).cast(dtypes.int32), Tensor(w, device=dev).cast(dtypes.int32)).numpy()
-  exp = run("PYTHON")
+  if name == "bf16":  # MMUL.BF16 sums exactly in fp32 (these integer sums are exact), one rounding to bf16 (PYTHON rounds each partial sum)
+    import torch
+    exp = torch.tensor(x.astype(np.float32) @ w.astype(np.float32)).bfloat16().float().numpy()
+    run_ = run
+    run = lambda dev: run_(dev).astype(np.float32)  # noqa: E731
+  else:
+    exp = run("PYTHON")
   got, on = _mlws(lambda: run(D))
   np.testing.assert_array_equal(got, exp)
   monkeypatch.setattr(layout, "worth_transposing", lambda d, N: False)
