@@ -80,8 +80,9 @@ class Epilogue:
       for s in u.src:
         users.setdefault(s, []).append(u)
     for d in self.dots:
-      # a transposed dot (layout.transpose_dot) holds C^T in PSUM: a per-channel bias tile would be a column, not a row
-      if d.mode != "int8" or d.batch or d.transposed or (v := self._dot_result(d, pos)) is None:
+      # a transposed dot (layout.transpose_dot) holds C^T in PSUM: its per-channel bias is one per row,
+      # drained with a bias tile per row block (_stage_bias); the tables check every result's element
+      if d.mode != "int8" or d.batch or (v := self._dot_result(d, pos)) is None:
         continue
       use = users.get(v, [])
       if len(use) != 1 or use[0].op is not Ops.ADD or use[0].dtype != dtypes.int32:
@@ -173,7 +174,8 @@ class Epilogue:
     if self.chunked:
       return False
     table = self._column_table(d, e.bias)
-    if table is None and e.quant is None:  # a bias per row (per output channel of a GEMM run transposed): a tile per row block
+    if table is None:  # a bias per row (per output channel of a GEMM run transposed): a tile per row block, no requantising
+      e.quant = None
       table = self._column_table(d, e.bias, rows=True)
       e.rows = table is not None
     if table is None:

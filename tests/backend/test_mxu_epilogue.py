@@ -221,7 +221,7 @@ def test_bias_then_something_else_fuses_the_bias_only(fused):
   assert fused["epis"] == [("PEPI.B", "area")]
 
 
-@pytest.mark.parametrize("what", ["gemm_psum", "gemm_area", "conv"])
+@pytest.mark.parametrize("what", ["gemm_psum", "gemm_area", "conv", "row_block"])
 def test_rtl_matches_golden(what, fused, monkeypatch):
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(9)
@@ -230,6 +230,11 @@ def test_rtl_matches_golden(what, fused, monkeypatch):
     b = rng.integers(-30000, 30000, 8)
     out = (_t(x).conv2d(_t(w), padding=1) + _t(b.reshape(1, -1, 1, 1))).relu().numpy()
     ref = np.maximum(_np_conv(x, w, 1) + b.reshape(1, -1, 1, 1), 0)
+  elif what == "row_block":  # a matrix-vector layer (run transposed): its bias per row block
+    a, w = _gemm(rng, 2, 64, 32)
+    b = rng.integers(-30000, 30000, 32)
+    out = (_t(a) @ _t(w) + _t(b)).relu().numpy()
+    ref = np.maximum(a @ w + b, 0)
   else:
     a, w = _gemm(rng, 32, 48, 4 if what == "gemm_psum" else 12)
     b = rng.integers(-30000, 30000, w.shape[1])
