@@ -46,6 +46,7 @@ class Epi:
   relu: UOp | None            # max(acc + bias, 0), or None
   quant: tuple | None = None  # requantising: (the chain's last UOp, multiplier, rounding constant, shift loads, the chain's UOps)
   area: int | None = None     # result-area path: VMEM tile of block column 0's bias tile (Nt tiles; then Nt parameter tiles)
+  rows: bool = False          # the bias tiles are per row block (Mt tiles), not per column block
 
   @property
   def mnemonic(self) -> str:
@@ -79,8 +80,9 @@ class Epilogue:
       for s in u.src:
         users.setdefault(s, []).append(u)
     for d in self.dots:
-      # a transposed dot (layout.transpose_dot) holds C^T in PSUM: a per-channel bias tile would be a column, not a row
-      if d.mode != "int8" or d.batch or d.transposed or (v := self._dot_result(d, pos)) is None:
+      # a transposed dot (layout.transpose_dot) holds C^T in PSUM: its per-channel bias is one per row,
+      # drained with a bias tile per row block (_stage_bias); the tables check every result's element
+      if d.mode != "int8" or d.batch or (v := self._dot_result(d, pos)) is None:
         continue
       use = users.get(v, [])
       if len(use) != 1 or use[0].op is not Ops.ADD or use[0].dtype != dtypes.int32:
@@ -136,7 +138,7 @@ class Epilogue:
              and self.reg_of(u.src[0]) == d.acc and pos[u] > pos[rng]]
     return loads[0] if len(loads) == 1 else None
 
-  def _column_table(self, d: Dot, b: UOp):
+  def _column_table(self, d: Dot, b: UOp, rows: bool = False):
     """(Nt, L) element addresses of a load b for every result element of d's result area (lane
     (r, c) of block column nb's tile), -1 where no result is; None when b is not a load of a
     buffer at an index affine in the lane ranges, or two results of one (column block, lane) would
@@ -154,10 +156,10 @@ class Epilogue:
     rv = {r: (g // st) % ext for r, st, ext in zip(self.lane_ranges, self.strides, self.extents)}
     elem = buf.base + f[1] + sum(c * rv[r] for r, c in f[0].items())
     res = np.concatenate([self.mxu_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
-    nb, lane = res // L // Mt, res % L
-    if (elem < buf.base).any() or (elem >= buf.base + buf.size).any() or (nb >= Nt).any():
+    nb, lane = (res // L % Mt if rows else res // L // Mt), res % L  # rows: keyed by the row block mb instead
+    if (elem < buf.base).any() or (elem >= buf.base + buf.size).any() or (res // L // Mt >= Nt).any():
       return None
-    table = np.full((Nt, L), -1, dtype=np.int64)
+    table = np.full((Mt if rows else Nt, L), -1, dtype=np.int64)
     table[nb, lane] = elem
     return table if (table[nb, lane] == elem).all() else None
 
@@ -169,14 +171,21 @@ class Epilogue:
     do not fit; a requantising chain that does not qualify falls back to bias (and ReLU) alone."""
     d, N = e.dot, self.cfg.N
     Nt = -(-d.dims[2] // N)
-    if self.chunked or (table := self._column_table(d, e.bias)) is None:
+    if self.chunked:
+      return False
+    table = self._column_table(d, e.bias)
+    if table is None:  # a bias per row (per output channel of a GEMM run transposed): a tile per row block, no requantising
+      e.quant = None
+      table = self._column_table(d, e.bias, rows=True)
+      e.rows = table is not None
+    if table is None:
       return False
     vq = None
     if e.quant is not None:
       vq = self._quant_tables(e, table)
       if vq is None:
         e.quant = None
-    need = Nt * (1 if vq is None else 2)
+    need = len(table) * (1 if vq is None else 2)
     if self.spill_base + need + SPILL_RESERVE > self.cfg.VMEM_TILES:
       if vq is not None:
         self.guards.pop()  # not fused after all: nothing to guard
@@ -229,7 +238,7 @@ class Epilogue:
   def stage_bias_tiles(self, e: Epi):
     """Gather the bias (and parameter) tiles in place through their tables (once per kernel, before
     the first drain)."""
-    n = -(-e.dot.dims[2] // self.cfg.N) * (2 if e.quant is not None else 1)
+    n = -(-e.dot.dims[0 if e.rows else 2] // self.cfg.N) * (2 if e.quant is not None else 1)
     for k in range(0, n, 4):
       vs = [(VT("bias"), Mem(0, e.area + i)) for i in range(k, min(k + 4, n))]
       for v, a in vs:

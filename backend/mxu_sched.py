@@ -120,27 +120,39 @@ class MxuSchedule(Epilogue):
             epi_staged[id(d)] = True
           self.ins("LI", SR(pc), 0)
           self.ins("LI", SR(px), S + n0 * Mt + m0)
+          fused = epi is not None and epi.area is not None
+          rows = fused and epi.rows  # a bias tile per row block: tile m0 + i, through pointer pb
+          pb = self.sreg("MXU bias pointer", temp=False) if rows else 0
           def copy(cnt: int, vb):
             vs = [VT("psum") for _ in range(cnt)]
+            bs = [VT("bias") for _ in range(cnt)] if rows else []
+            for i, b in enumerate(bs):
+              self.ins("VLD", b, Mem(pb, i))
             for i, v in enumerate(vs):
-              self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), *vb)
+              self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), *([bs[i]] if rows else vb))
             for i, v in enumerate(vs):
               self.ins("VST", v, Mem(px, i))
-          fused = epi is not None and epi.area is not None
+          def step(k: int):
+            for r in (pc, px) + ((pb,) if rows else ()):
+              self.ins("SADDI", SR(r), SR(r), k)
           for j in range(nn if mc < Mt or fused else 1):
             cnt = mc if mc < Mt or fused else nn * mc
             vb = None
-            if fused:  # the column block's bias tile (and parameter tile)
+            if rows:
+              vb = []
+              self.ins("LI", SR(pb), epi.area + m0)
+            elif fused:  # the column block's bias tile (and parameter tile)
               vb = [VT("bias")] + ([VT("quant")] if epi.quant is not None else [])
               for i, v in enumerate(vb):
                 self.ins("VLD", v, Mem(0, epi.area + i * Nt + n0 + j))
-            counted(cnt // 4, lambda: (copy(4, vb), self.ins("SADDI", SR(pc), SR(pc), 4), self.ins("SADDI", SR(px), SR(px), 4)))
+            counted(cnt // 4, lambda: (copy(4, vb), step(4)))
             if cnt % 4:
               copy(cnt % 4, vb)
-              self.ins("SADDI", SR(pc), SR(pc), cnt % 4)
-              self.ins("SADDI", SR(px), SR(px), cnt % 4)
+              step(cnt % 4)
             if mc < Mt:
               self.ins("SADDI", SR(px), SR(px), Mt - mc)
+          if rows:
+            self.release(pb)
       self.release(px)
       self.release(pc)
       self.mxu_regs += [px, pc]

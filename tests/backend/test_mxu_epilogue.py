@@ -133,7 +133,7 @@ def test_cnn_layers_requantise_in_the_drain(fused, guards):
   guards hold), the head through PEPI.B; exact with the demo's numpy int8 model."""
   from tinytpu import demo_cnn
   q = demo_cnn.random_quantnet(1)
-  x = np.random.default_rng(6).integers(0, 17, (4, 64))
+  x = np.random.default_rng(6).integers(0, 17, (16, 64))  # 16 images: more row tiles than the head's 3 column tiles (not run transposed)
   out = demo_cnn.tinytpu_model(q)(x).numpy()
   np.testing.assert_array_equal(out, demo_cnn.logits_numpy(q, x))
   # each convolution: the fused program and its fallback (bias and ReLU fused, the requantisation SIMT)
@@ -221,7 +221,7 @@ def test_bias_then_something_else_fuses_the_bias_only(fused):
   assert fused["epis"] == [("PEPI.B", "area")]
 
 
-@pytest.mark.parametrize("what", ["gemm_psum", "gemm_area", "conv"])
+@pytest.mark.parametrize("what", ["gemm_psum", "gemm_area", "conv", "row_block"])
 def test_rtl_matches_golden(what, fused, monkeypatch):
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(9)
@@ -230,6 +230,11 @@ def test_rtl_matches_golden(what, fused, monkeypatch):
     b = rng.integers(-30000, 30000, 8)
     out = (_t(x).conv2d(_t(w), padding=1) + _t(b.reshape(1, -1, 1, 1))).relu().numpy()
     ref = np.maximum(_np_conv(x, w, 1) + b.reshape(1, -1, 1, 1), 0)
+  elif what == "row_block":  # a matrix-vector layer (run transposed): its bias per row block
+    a, w = _gemm(rng, 2, 64, 32)
+    b = rng.integers(-30000, 30000, 32)
+    out = (_t(a) @ _t(w) + _t(b)).relu().numpy()
+    ref = np.maximum(a @ w + b, 0)
   else:
     a, w = _gemm(rng, 32, 48, 4 if what == "gemm_psum" else 12)
     b = rng.integers(-30000, 30000, w.shape[1])
@@ -246,3 +251,16 @@ def test_rtl_matches_golden_requantising(fused, guards, monkeypatch):
   out, ref = _requant_layer(rng, rng.integers(0, 1 << 9, 8), 1 << (s - 1), s, pad=0)
   np.testing.assert_array_equal(out, ref)
   assert guards == [True]
+
+
+@pytest.mark.parametrize("shape,rowbias", [((16, 32, 8), True), ((2, 64, 32), False), ((1, 400, 120), False)],
+                         ids=["row_bias", "matrix_vector", "matrix_vector_1x400x120"])
+def test_bias_per_row_block(shape, rowbias, fused):
+  """A bias per output row (or a matrix-vector layer's per-channel bias when the GEMM runs
+  transposed: its channels are the rows then) drains with a bias tile per row block."""
+  rng = np.random.default_rng(sum(shape))
+  a, w = _gemm(rng, *shape)
+  b = rng.integers(-20000, 20000, (shape[0], 1) if rowbias else shape[2])
+  out = (_t(a) @ _t(w) + _t(b)).relu().numpy()
+  np.testing.assert_array_equal(out, np.maximum(a @ w + b, 0))
+  assert fused["epis"] == [("PEPI.BR", "area")]
