@@ -42,6 +42,10 @@ def _labels(code: list) -> dict[str, int]:
 _BRANCHES = {m for m, i in isa.BY_MNEMONIC.items() if any(o.kind == "target" for o in i.operands)} - set(HW_LOOPS)
 
 
+class NoLoopCounter(NotImplementedError):
+  """No scalar register is left to count an outer loop in branches (lower_kernel retries frugally)."""
+
+
 def legalise(code: list, kernel: str = "kernel") -> list:
   spans = loop_spans(code)
   inside = {s: [t for t in spans if t[0] < s[0] and s[1] <= t[1]] for s in spans}  # enclosing loops
@@ -56,7 +60,7 @@ def legalise(code: list, kernel: str = "kernel") -> list:
     return code
   free = sorted(set(range(1, DEFAULT.SREGS)) - {r for c in code if isinstance(c, Ins) for o in c.ops for r in sregs(o)})
   if len(free) < len(convert):
-    raise NotImplementedError(f"TINYTPU kernel {kernel}: loops nest {max(below.values())} deep (the SXU has {isa.LOOP_DEPTH}) "
+    raise NoLoopCounter(f"TINYTPU kernel {kernel}: loops nest {max(below.values())} deep (the SXU has {isa.LOOP_DEPTH}) "
                               f"and {len(convert) - len(free)} more scalar register(s) are needed to count the outer ones in branches")
   out, edits = list(code), []
   for n, (i, j) in enumerate(convert):

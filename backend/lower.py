@@ -79,7 +79,8 @@ class OutOfScalarRegisters(NotImplementedError):
 
 def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
   """Lower a linearised kernel: each output nest in turn (output_nests), one program. A kernel that
-  runs out of scalar registers is lowered again frugally: no induction registers (addresses are
+  runs out of scalar registers (or has none left to count a loop nested deeper than the SXU's stack
+  in branches, loops.legalise) is lowered again frugally: no induction registers (addresses are
   computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
   k = _lower_any(uops, cfg, requant=True)
   if k.guards:  # PEPI.BRQ drains equal tinygrad's int32 requantisation only for some values: the launch chooses (epilogue.py)
@@ -90,7 +91,7 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
 def _lower_any(uops: list[UOp], cfg: Config, requant: bool) -> Kernel:
   try:
     return _lower_parts(list(uops), cfg, frugal=False, requant=requant)
-  except OutOfScalarRegisters:
+  except (OutOfScalarRegisters, loops.NoLoopCounter):  # a loop nested deeper than the SXU's stack needs a free register to count it
     return _lower_parts(list(uops), cfg, frugal=True, requant=requant)
 
 

@@ -14,12 +14,9 @@ raises ChipDeadlock with it."""
 from __future__ import annotations
 
 import atexit
-import fcntl
-import hashlib
 import os
 import re
 import subprocess
-import time
 
 from tinytpu import chipbundle, cosim, tools
 from tinytpu.chipbundle import ChipBundle, ChipDeadlock, ChipResult
@@ -41,33 +38,10 @@ def params(config: Config) -> dict[str, int]:
 
 
 def build(config: Config = DEFAULT, trace: bool = False) -> str:
-  d = tools.BUILD / config.name / ("chip-trace" if trace else "chip")
-  d.mkdir(parents=True, exist_ok=True)
-  exe = d / "tinytpu-chip"
-  hdr = cosim._sim_config_h(config)
-  srcs = _sources()
-  cmd = [tools.verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--threads", "1", "-O3",
-         "--assert", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-         "--top-module", "sim_chip", *[f"-G{k}={v}" for k, v in params(config).items()], "--Mdir", str(d / "obj"),
-         "-o", str(exe), f"-I{tools.RTL}", "-CFLAGS", " ".join(cosim.CFLAGS + [f"-I{cosim.SIM}", f"-I{d}"]),
-         *(["--trace-fst" if cosim.FST else "--trace"] if trace else []), *map(str, srcs)]
-  h = hashlib.sha256(("\0".join(cmd[:-len(srcs)]) + hdr).encode())
-  for s in srcs + sorted(cosim.SIM.glob("*.h")) + sorted(tools.RTL.glob("*.svh")):
-    h.update(s.name.encode()); h.update(s.read_bytes())
-  stamp = d / "stamp"
-  with open(tools.BUILD / f"{config.name}.chip{'.trace' if trace else ''}.lock", "w") as lock:
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    if exe.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
-      return str(exe)
-    (d / "sim_config.h").write_text(hdr)
-    t0 = time.time()
-    env = tools.verilator_env()
-    env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-      raise RuntimeError(f"chip co-sim build failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
-    stamp.write_text(h.hexdigest())
-    (d / "build_seconds").write_text(f"{time.time() - t0:.1f}\n")
+  """Build (or reuse) the chip co-sim binary of `config` (cosim.verilate); returns its path."""
+  exe, _ = cosim.verilate("sim_chip", [f"-G{k}={v}" for k, v in params(config).items()], _sources(),
+                          tools.BUILD / config.name / ("chip-trace" if trace else "chip"), "tinytpu-chip", cosim._sim_config_h(config),
+                          tools.BUILD / f"{config.name}.chip{'.trace' if trace else ''}.lock", trace, "chip co-sim")
   return str(exe)
 
 

@@ -56,23 +56,34 @@ def build_dir(config: Config = DEFAULT, trace: bool = False) -> pathlib.Path:
 def build(config: Config = DEFAULT, trace: bool = False, verbose: bool = False) -> pathlib.Path:
   """Build (or reuse) the co-sim binary of `config`; returns its path."""
   d = build_dir(config, trace)
+  exe, t = verilate("sim_top", config.verilator_args(), _sources(), d, "tinytpu-sim", _sim_config_h(config),
+                    tools.BUILD / f"{config.name}{'.trace' if trace else ''}.lock", trace, "co-sim")
+  if verbose and t is not None:
+    print(f"built {exe} in {t:.1f}s")
+  return exe
+
+
+def verilate(top: str, gen_args: list[str], sources: list[pathlib.Path], d: pathlib.Path, name: str, hdr: str,
+             lock_path: pathlib.Path, trace: bool, what: str) -> tuple[pathlib.Path, float | None]:
+  """Build (or reuse) a co-simulation binary d/name of `top` from `sources` (SystemVerilog and the
+  C++ main) with sim_config.h = hdr; rebuilt when the command, the header or any source, C++
+  header or SystemVerilog include changed. Returns (the binary, build seconds or None if reused)."""
   d.mkdir(parents=True, exist_ok=True)
-  exe = d / "tinytpu-sim"
-  hdr = _sim_config_h(config)
+  exe = d / name
   cmd = [tools.verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--threads", "1", "-O3",
          "--assert", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-         "--top-module", "sim_top", *config.verilator_args(), "--Mdir", str(d / "obj"), "-o", str(exe),
+         "--top-module", top, *gen_args, "--Mdir", str(d / "obj"), "-o", str(exe),
          f"-I{tools.RTL}", "-CFLAGS", " ".join(CFLAGS + [f"-I{SIM}", f"-I{d}"]),
          *(["--trace-fst" if FST else "--trace"] if trace else []),
-         *map(str, _sources())]
-  h = hashlib.sha256(("\0".join(cmd[:-len(_sources())]) + hdr).encode())
-  for s in _sources() + sorted(SIM.glob("*.h")) + sorted(tools.RTL.glob("*.svh")):  # headers: C++ and SystemVerilog `include
+         *map(str, sources)]
+  h = hashlib.sha256(("\0".join(cmd[:-len(sources)]) + hdr).encode())
+  for s in sources + sorted(SIM.glob("*.h")) + sorted(tools.RTL.glob("*.svh")):  # headers: C++ and SystemVerilog `include
     h.update(s.name.encode()); h.update(s.read_bytes())
   stamp = d / "stamp"
-  with open(tools.BUILD / f"{config.name}{'.trace' if trace else ''}.lock", "w") as lock:
+  with open(lock_path, "w") as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per configuration; the others wait and reuse
     if exe.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
-      return exe
+      return exe, None
     (d / "sim_config.h").write_text(hdr)
     t0 = time.time()
     env = tools.verilator_env()
@@ -81,12 +92,10 @@ def build(config: Config = DEFAULT, trace: bool = False, verbose: bool = False) 
     env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
-      raise RuntimeError(f"co-sim build failed ({' '.join(cmd[:8])} ...):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+      raise RuntimeError(f"{what} build failed ({' '.join(cmd[:8])} ...):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
     stamp.write_text(h.hexdigest())
     (d / "build_seconds").write_text(f"{time.time() - t0:.1f}\n")
-    if verbose:
-      print(f"built {exe} in {time.time() - t0:.1f}s")
-  return exe
+  return exe, time.time() - t0
 
 
 def _prepare(text: str, config: Config) -> str:

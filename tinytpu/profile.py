@@ -38,7 +38,7 @@ from tinytpu.config import Config
 COUNTERS = [name for name, _ in isa.PERF_COUNTERS]
 STALLS = [name for name in COUNTERS if name.startswith("stall_")]
 UNITS = list(dict.fromkeys(i.unit.upper() for i in isa.INSTRS))  # the ISA table's units, in table order
-TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "DMA", "stall"]  # rows of the trace and the HTML view
+TRACKS = ["SXU", "VPU", "XLU", "VMEM", "MXU cmd", "MXU", "DMA", "EMB", "stall"]  # rows of the trace and the HTML view
 DRAIN = "drain"  # a cycle that neither issued nor stalled: after HALT or a trap, waiting for background units
 WINDOW = 2000    # cycles the HTML view draws by default
 # which instructions the class counters count (the ISA table's Instr.perf, decoded the same way by rtl/sxu.sv)
@@ -220,7 +220,7 @@ def report(p: Profile) -> str:
   busy = p.busy()
   why = {"SXU": "scalar and control instructions issued", "VPU": f"issue cycles (pipelined; {p.vpu_in_flight()} op-cycles in flight)",
          "XLU": "issue cycles", "VMEM": "VLD/VST/PLD/PST/VGATHER/VSCATTER issue cycles", "MXU": "mxu_busy: activation rows streamed",
-         "DMA": "dma_busy: a DMA command queued or in flight"}
+         "DMA": "dma_busy: a DMA command queued or in flight", "EMB": "issue cycles of SparseCore lookups (doc/sparsecore.md)"}
   out += ["", "unit busy cycles:"] + [f"  {u:12s} {busy[u]:9d} {_pct(busy[u], C)}   {why[u]}" for u in UNITS]
   um = p.unit_mix()
   out += ["", "instruction mix by unit:"] + [f"  {u:12s} {um.get(u, 0):9d} {_pct(um.get(u, 0), tot['retired'])}" for u in UNITS]
@@ -301,7 +301,7 @@ def trace_events(p: Profile) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # the HTML pipeline view: pure SVG boxes with <title> hovers, no script, no network
-COLOURS = {"SXU": "#8da0cb", "VPU": "#66c2a5", "XLU": "#a6d854", "VMEM": "#ffd92f", "MXU cmd": "#e78ac3", "MXU": "#fc8d62", "DMA": "#1b9e77",
+COLOURS = {"SXU": "#8da0cb", "VPU": "#66c2a5", "XLU": "#a6d854", "VMEM": "#ffd92f", "MXU cmd": "#e78ac3", "MXU": "#fc8d62", "DMA": "#1b9e77", "EMB": "#b3b3b3",
            "stall_raw": "#e41a1c", "stall_waw": "#984ea3", "stall_unit": "#ff7f00", "stall_fence": "#a65628", "stall_dma": "#666600", DRAIN: "#bbbbbb"}
 
 

@@ -68,6 +68,8 @@ class EmbItems:
 
   def emb_extra(self) -> list:
     """After a DMA item: an EMB item now and then."""
+    if not getattr(self, "emb", True):
+      return []
     rate = RATE if self.trap_kind != "emb_oob" else 1.0
     return self.emb_item() if self.emb_rng.random() < rate else []
 

@@ -190,7 +190,7 @@ def watchdog(items: list, nwords: int, c: Config) -> int:
 # ---------------------------------------------------------------------------------------------
 class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
   def __init__(self, seed: int, config: Config, length: int, gather: bool, perf_retired: bool, include=(), dma: bool = False,
-               traps: bool = False):
+               traps: bool = False, emb: bool = True):
     self.rng = np.random.default_rng(seed)
     # MMUL's mode (MMUL or MMUL.BF16) from a stream of its own: adding the bf16 mode left every
     # seed's program as it was except for the mnemonic of some MMULs. Their bf16 operands are the
@@ -199,6 +199,7 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
     self.mode_rng = np.random.default_rng([seed, 0xBF16])
     self.epi_rng = np.random.default_rng([seed, 0x29])  # PEPI's choices (pepi()), off the main stream
     self.emb_rng = np.random.default_rng([seed, 0xE3B])  # --- SparseCore: EMB items (randemb), off the main stream
+    self.emb = emb  # False: no EMB items (a core without a SparseCore: the chip's); the rest of the program is the same
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
     self.vpu_fns = [f for f in isa.VPU_FNS if f in VPU_FNS or f in include]
@@ -459,14 +460,15 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
 
 
 def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-            perf_retired: bool = True, include: tuple = (), dma: bool | None = None, traps: bool | None = None) -> Program:
+            perf_retired: bool = True, include: tuple = (), dma: bool | None = None, traps: bool | None = None,
+            emb: bool = True) -> Program:
   """The program tree of a seed (same seed, same program). `gather` adds VGATHER/VSCATTER;
   `perf_retired` lets `RDPERF sd, retired` (architectural) flow into compared registers; `include`
   takes VPU functions back from RTL_MISSING_VPU (to try an RTL that just gained them); `dma` adds
   HBM copies (default: DMA); `traps` lets a share of the programs end in a trap or a timeout on
-  purpose (tinytpu/randreach.py; default: TRAPS)."""
+  purpose (tinytpu/randreach.py; default: TRAPS); `emb` lets EMB items follow DMA items (randemb)."""
   return _Gen(seed, config, length, gather, perf_retired, include, DMA if dma is None else dma,
-              TRAPS if traps is None else traps).program()
+              TRAPS if traps is None else traps, emb).program()
 
 
 def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,

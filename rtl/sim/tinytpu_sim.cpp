@@ -27,6 +27,7 @@
 #if VM_TRACE
 #include TT_TRACE_HEADER
 #endif
+#include "sim_clock.h"
 
 namespace {
 
@@ -101,52 +102,8 @@ std::string result_text() {
   return o.str();
 }
 
-struct Sim {
-  std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
-  std::unique_ptr<Vsim_top> top;
-#if VM_TRACE
-  std::unique_ptr<TT_TRACE_CLASS> tfp;
-#endif
-  uint64_t t = 0;
-
-  explicit Sim(const char *trace) {
-    ctx->threads(1);
-#if VM_TRACE
-    if (trace) ctx->traceEverOn(true);
-#endif
-    top.reset(new Vsim_top{ctx.get()});
-#if VM_TRACE
-    if (trace) {
-      tfp.reset(new TT_TRACE_CLASS);
-      top->trace(tfp.get(), 99);
-      tfp->open(trace);
-    }
-#else
-    if (trace) fprintf(stderr, "tinytpu-sim: built without tracing (rebuild with trace=True); --trace ignored\n");
-#endif
-  }
-  ~Sim() {
-    top->final();
-#if VM_TRACE
-    if (tfp) tfp->close();
-#endif
-  }
-  void half(int clk) {
-    top->clk_i = clk;
-    top->eval();
-#if VM_TRACE
-    if (tfp) tfp->dump(t);
-#endif
-    t += 5;
-  }
-  // reset through the reset path, then clock until the top has reported
-  void run() {
-    top->rst_ni = 0;
-    for (int i = 0; i < 2; i++) half(0), half(1);
-    top->rst_ni = 1;
-    half(0);
-    while (!top->finished_o) half(1), half(0);
-  }
+struct Sim : SimClock<Vsim_top> {
+  explicit Sim(const char *trace) : SimClock<Vsim_top>(trace, "tinytpu-sim") {}
 };
 
 }  // namespace

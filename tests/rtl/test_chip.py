@@ -157,11 +157,11 @@ def random_chip(seed: int) -> ChipBundle:
   waits and reads it into its VMEM tile 0 (dumped). Racy by design would be a bug of the test: the
   windows are disjoint and the handoff tile is outside both."""
   c = DEFAULT
-  p0 = randprog.program(seed, c, traps=False, dma=True)
+  p0 = randprog.program(seed, c, traps=False, dma=True, emb=False)
   w0 = range(p0.hbm[0], p0.hbm[0] + randdma.HW)
   j = 0
   while True:
-    p1 = randprog.program(seed * 1000 + 7 + j, c, traps=False, dma=True)
+    p1 = randprog.program(seed * 1000 + 7 + j, c, traps=False, dma=True, emb=False)
     w1 = range(p1.hbm[0], p1.hbm[0] + randdma.HW)
     if not (set(w0) & set(w1)): break
     j += 1

@@ -22,6 +22,7 @@
 #if VM_TRACE
 #include TT_TRACE_HEADER
 #endif
+#include "sim_clock.h"
 
 namespace {
 
@@ -180,50 +181,8 @@ std::string result_text(int &rc) {
   return o.str();
 }
 
-struct Sim {
-  std::unique_ptr<VerilatedContext> ctx{new VerilatedContext};
-  std::unique_ptr<Vsim_chip> top;
-#if VM_TRACE
-  std::unique_ptr<TT_TRACE_CLASS> tfp;
-#endif
-  uint64_t t = 0;
-  explicit Sim(const char *trace) {
-    ctx->threads(1);
-#if VM_TRACE
-    if (trace) ctx->traceEverOn(true);
-#endif
-    top.reset(new Vsim_chip{ctx.get()});
-#if VM_TRACE
-    if (trace) {
-      tfp.reset(new TT_TRACE_CLASS);
-      top->trace(tfp.get(), 99);
-      tfp->open(trace);
-    }
-#else
-    if (trace) fprintf(stderr, "tinytpu-chip: built without tracing; --trace ignored\n");
-#endif
-  }
-  ~Sim() {
-    top->final();
-#if VM_TRACE
-    if (tfp) tfp->close();
-#endif
-  }
-  void half(int clk) {
-    top->clk_i = clk;
-    top->eval();
-#if VM_TRACE
-    if (tfp) tfp->dump(t);
-#endif
-    t += 5;
-  }
-  void run() {
-    top->rst_ni = 0;
-    for (int i = 0; i < 2; i++) half(0), half(1);
-    top->rst_ni = 1;
-    half(0);
-    while (!top->finished_o) half(1), half(0);
-  }
+struct Sim : SimClock<Vsim_chip> {
+  explicit Sim(const char *trace) : SimClock<Vsim_chip>(trace, "tinytpu-chip") {}
 };
 
 }  // namespace
