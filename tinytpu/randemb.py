@@ -68,7 +68,7 @@ class EmbItems:
 
   def emb_extra(self) -> list:
     """After a DMA item: an EMB item now and then."""
-    if not getattr(self, "emb", True):
+    if not self.emb:  # randprog._Gen(emb=False): a core without a SparseCore
       return []
     rate = RATE if self.trap_kind != "emb_oob" else 1.0
     return self.emb_item() if self.emb_rng.random() < rate else []

@@ -3,9 +3,13 @@
 // when tracing (sim_config.h names the trace class). `name` prefixes the one message it prints.
 #pragma once
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <memory>
+#include <sstream>
+#include <string>
 
 template <class Top>
 struct SimClock {
@@ -55,3 +59,40 @@ struct SimClock {
     while (!top->finished_o) half(1), half(0);
   }
 };
+
+// The server loop of both mains: bundles on stdin, each ended by a `%end` line, answered on stdout
+// by its output, its error text and `%end <rc>`. run(sim, text, out, err) returns the exit code.
+template <class S, class Run>
+int serve(S &sim, Run run) {
+  std::string line, text;
+  while (std::getline(std::cin, line)) {
+    std::string l = line;
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (l != "%end") { text += line + "\n"; continue; }
+    std::string out, err;
+    int rc = run(sim, text, out, err);
+    fputs(out.c_str(), stdout);
+    fputs(err.c_str(), stdout);
+    fprintf(stdout, "%%end %d\n", rc);
+    fflush(stdout);
+    text.clear();
+  }
+  return 0;
+}
+
+// A bundle from a file, or from stdin for "-"; false (and a message naming the file) if unreadable.
+inline bool read_bundle(const char *path, std::string &text, const char *name) {
+  if (!strcmp(path, "-")) {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    return true;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) { fprintf(stderr, "%s: cannot open %s\n", name, path); return false; }
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  fclose(f);
+  return true;
+}

@@ -256,35 +256,9 @@ int main(int argc, char **argv) {
   }
   if (!server && !path) { fprintf(stderr, "usage: %s [--trace waves] (bundle.txt | - | --server)\n", argv[0]); return 2; }
   Sim sim(trace);
-  if (server) {
-    std::string line, text;
-    while (std::getline(std::cin, line)) {
-      std::string l = line;
-      if (!l.empty() && l.back() == '\r') l.pop_back();
-      if (l != "%end") { text += line + "\n"; continue; }
-      std::string out, err;
-      int rc = run_one(sim, text, out, err);
-      fputs(out.c_str(), stdout);
-      fputs(err.c_str(), stdout);
-      fprintf(stdout, "%%end %d\n", rc);
-      fflush(stdout);
-      text.clear();
-    }
-    return 0;
-  }
+  if (server) return serve(sim, run_one);
   std::string text;
-  if (!strcmp(path, "-")) {
-    std::stringstream ss;
-    ss << std::cin.rdbuf();
-    text = ss.str();
-  } else {
-    FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "tinytpu-chip: cannot open %s\n", path); return 2; }
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    fclose(f);
-  }
+  if (!read_bundle(path, text, "tinytpu-chip")) return 2;
   std::string out, err;
   int rc = run_one(sim, text, out, err);
   fputs(out.c_str(), stdout);
