@@ -18,7 +18,8 @@ from tinygrad.dtype import dtypes
 from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import Ops
 
-from tinytpu.backend import epilogue, hbm, listing, lower, optable, runner
+from tinytpu import asm
+from tinytpu.backend import chiplaunch, epilogue, hbm, listing, lower, optable, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
@@ -120,6 +121,10 @@ class TinyTPUProgram(Program):
     if k.vmem_tiles > cfg.VMEM_TILES:
       raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: needs {k.vmem_tiles} VMEM tiles, the core has {cfg.VMEM_TILES}")
     by_slot = {info.slot: (info, mv) for info, mv in zip(k.bufs, bufs)}
+    core = self.dev.chip_core()
+    host_reads = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.read]
+    host_writes = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.slot in k.written]
+    chiplaunch.settle(core, host_reads, host_writes)  # the launches this kernel depends on run first: its checks read the mirrors
     if k.guards:  # requantising PSUM drains (backend/epilogue.py): exact for these values, else the SIMT program
       used = {x for g in k.guards for x in (g["a"], g["w"], *(g[p][0] for p in "bmrs"))}
       host = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size).astype(np.int64)
@@ -136,57 +141,126 @@ class TinyTPUProgram(Program):
     if k.executed is not None and k.executed // 2 > watchdog:  # two instructions a cycle at best
       raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: retires {k.executed} instructions (at least {k.executed // 2} cycles), "
                          f"more than the watchdog allows ({watchdog} cycles, TINYTPU_WATCHDOG); not run")
-    place = self.dev.allocator.place(self.name, k.bufs, bufs, L)
+    alloc, temps = self.dev.allocator, []
+    place = alloc.place(self.name, k.bufs, bufs, L, temps)
     try:
       b = Bundle(config=cfg, program=listing.patch(k.words, k.relocs, place), max_cycles=watchdog)
-      for info, buf in zip(k.bufs, bufs):
-        if info.read:  # the kernel reads it (or writes it partially): its HBM range holds the buffer
-          lanes = to_lanes(buf.mv, info.dtype, info.size)
-          pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)
-          pad[:info.size] = lanes
-          b.hbm.append((place[info.slot], pad.reshape(-1, cfg.N, cfg.N)))
-      b.hbm.sort(key=lambda r: r[0])
       b.vmem.update(k.const_tiles)
       for (_, _, reg), v in zip(k.var_regs, vals):
         b.sregs[reg] = int(v) & 0xFFFFFFFF
       by_slot = {info.slot: info for info in k.bufs}
       for slot in k.written:
         b.dumps.append(("hbm", place[slot], -(-by_slot[slot].size // L)))
-      res = runner.run(b, self.name, self.dev.core)
-    finally:
-      self.dev.allocator.unplace(place)
-    out = {addr: tiles for kind, addr, tiles in res.dumps if kind == "hbm"}
-    for info, buf in zip(k.bufs, bufs):
-      if info.slot not in k.written:
-        continue
-      lanes = out[place[info.slot]].reshape(-1)[:info.size]
-      host = np.frombuffer(buf.mv, dtype=_np(info.dtype), count=info.size)
-      host[:] = from_lanes(lanes, info.dtype)
-    return res.cycles / CLOCK_HZ if wait else None
+    except BaseException:
+      alloc.unplace(temps)
+      raise
+    reads = [(info, buf) for info, buf in zip(k.bufs, bufs) if info.read]  # it reads them (or writes them partially)
+
+    def load():
+      """The read buffers' HBM ranges from their host mirrors."""
+      regions = []
+      for info, buf in reads:
+        pad = np.zeros(-(-info.size // L) * L, dtype=np.uint32)
+        pad[:info.size] = to_lanes(buf.mv, info.dtype, info.size)
+        regions.append((place[info.slot], pad.reshape(-1, cfg.N, cfg.N)))
+      return sorted(regions, key=lambda r: r[0])
+
+    def finish(res):
+      out = {addr: tiles for kind, addr, tiles in res.dumps if kind == "hbm"}
+      for info, buf in zip(k.bufs, bufs):
+        if info.slot in k.written:
+          host = np.frombuffer(buf.mv, dtype=_np(info.dtype), count=info.size)
+          host[:] = from_lanes(out[place[info.slot]].reshape(-1)[:info.size], info.dtype)
+
+    if core is None:
+      b.hbm = load()
+      try:
+        res = runner.run(b, self.name)
+        finish(res)
+      finally:
+        alloc.unplace(temps)
+      return res.cycles / CLOCK_HZ if wait else None
+    item = chiplaunch.Item(core, _plain(self.name), b, [(place[i.slot], -(-i.size // L)) for i, _ in reads], load,
+                           host_reads, host_writes, finish, lambda: alloc.unplace(temps))
+    chiplaunch.submit(item)  # runs with the other core's kernel (backend/chiplaunch.py)
+    if not wait:
+      return None
+    chiplaunch.flush()
+    return item.result.cycles / CLOCK_HZ
 
 
 class TinyTPUAllocator(hbm.HbmAllocator, Allocator):
+  """The device's buffers in HBM (backend/hbm.py): a chip core's in the chip's shared HBM space, the
+  single-core co-sim's in its own. Host accesses run the pending chip launch first; a copy between
+  two chip cores runs on the chip (backend/chiplaunch.py), any other copy through the host."""
   def __init__(self, dev):
     Allocator.__init__(self, dev)
-    hbm.HbmAllocator.__init__(self, backend_config)
+    own = hbm.HbmSpace()
+    hbm.HbmAllocator.__init__(self, backend_config, lambda: chiplaunch.SPACE if dev.chip_core() is not None else own)
+
+  def _copyin(self, dest, src: memoryview):
+    chiplaunch.flush()
+    super()._copyin(dest, src)
+
+  def _copyout(self, dest: memoryview, src):
+    chiplaunch.flush()
+    super()._copyout(dest, src)
+
+  def _as_buffer(self, src):
+    chiplaunch.flush()
+    return super()._as_buffer(src)
+
+  def _transfer(self, dest, src, sz: int, src_dev, dest_dev):
+    core = dest_dev.chip_core()
+    if core is None or src_dev.chip_core() is None:  # two simulations' HBMs: the host carries it
+      chiplaunch.flush()
+      dest.mv[:sz] = src.mv[:sz]
+      return
+    cfg, temps = backend_config(), []
+    n = chiplaunch.packed_tiles(sz, cfg)
+    try:
+      s = src.tile if self.resident(src) and src.tiles >= n else self.temporary("copy", f"the source of a {sz}-byte copy", n, temps)
+      d = dest.tile if self.resident(dest) and dest.tiles >= n else self.temporary("copy", f"the destination of a {sz}-byte copy", n, temps)
+      prog = asm.assemble(chiplaunch.copy_program(s, d, n, cfg), cfg.N)
+    except BaseException:
+      self.unplace(temps)
+      raise
+    b = Bundle(config=cfg, program=prog, dumps=[("hbm", d, n)], max_cycles=int(os.environ.get("TINYTPU_WATCHDOG", 200_000_000)))
+
+    def finish(res):
+      out = {addr: tiles for kind, addr, tiles in res.dumps if kind == "hbm"}
+      np.frombuffer(dest.mv, dtype=np.uint8, count=sz)[:] = chiplaunch.unpack(out[d], sz)
+      chiplaunch.LAUNCHES["copies"] += 1
+    chiplaunch.submit(chiplaunch.Item(core, f"copy_{sz}B_core{src_dev.chip_core()}_to_core{core}", b, [(s, n)],
+                                      lambda: [(s, chiplaunch.pack(src.mv, sz, cfg))], [chiplaunch.host_range(src.mv[:sz])],
+                                      [chiplaunch.host_range(dest.mv[:sz])], finish, lambda: self.unplace(temps)))
 
 
 def chip_core(device: str) -> int | None:
   """The chip core a device name runs on (doc/chip.md): `TINYTPU:1` is core 1 of the two-core chip,
-  `TINYTPU:0` core 0 with TINYTPU_CHIP=1; `TINYTPU` (and `TINYTPU:0` by default) is the single-core
+  `TINYTPU` (tinygrad's name for `TINYTPU:0`) core 0 when TINYTPU_CHIP=1, else the single-core
   co-sim. A device beyond the chip's cores is an error naming it."""
   from tinytpu.config import CHIP_CORES
   _, _, idx = device.partition(":")
   k = int(idx) if idx.isdigit() else 0
   if k >= CHIP_CORES:
     raise RuntimeError(f"{device}: the TinyTPU chip has {CHIP_CORES} cores ({', '.join(f'TINYTPU:{i}' for i in range(CHIP_CORES))})")
-  return k if k > 0 or (idx and os.environ.get("TINYTPU_CHIP") == "1") else None
+  return k if k > 0 or os.environ.get("TINYTPU_CHIP") == "1" else None
 
 
 class TinyTPUDevice(Compiled):
   def __init__(self, device: str):
-    self.core = chip_core(device) if device.startswith("TINYTPU") else None
+    self.tinytpu = device.startswith("TINYTPU")
+    if self.tinytpu:
+      chip_core(device)  # refuses a core the chip does not have
     super().__init__(device, TinyTPUAllocator(self), [TinyTPURenderer], TinyTPUProgram)
+
+  def chip_core(self) -> int | None:
+    """This device's chip core now (TINYTPU_CHIP is read at each launch), None for the single-core co-sim."""
+    return chip_core(self.device) if self.tinytpu else None
+
+  def synchronize(self):
+    chiplaunch.flush()
 
 
 def _cpu_unusable() -> bool:

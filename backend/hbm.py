@@ -9,17 +9,19 @@ capacity changed since) is given a temporary range for that launch only. A buffe
 free HBM raises MemoryError before anything runs, naming its dtype and sizes."""
 from __future__ import annotations
 
+import itertools
 import sys
 
 from tinygrad.dtype import dtypes
 
 
 class HbmBuffer:
-  """A buffer: its host mirror and its HBM tiles (None for a view)."""
-  __slots__ = ("mv", "tile", "tiles", "guard", "gen", "start", "span")
+  """A buffer: its host mirror and its HBM tiles (None for a view) in the space `space` of generation `gen`."""
+  __slots__ = ("mv", "tile", "tiles", "guard", "gen", "start", "span", "space")
 
-  def __init__(self, mv: memoryview, tile=None, tiles=0, guard=0, gen=-1, start=0, span=0):
+  def __init__(self, mv: memoryview, tile=None, tiles=0, guard=0, gen=-1, start=0, span=0, space=None):
     self.mv, self.tile, self.tiles, self.guard, self.gen, self.start, self.span = mv, tile, tiles, guard, gen, start, span
+    self.space = space
 
 
 class Ranges:
@@ -49,6 +51,39 @@ class Ranges:
     return sum(m for _, m in self.free), max((m for _, m in self.free), default=0)
 
 
+_generations = itertools.count(1)
+
+
+class HbmSpace:
+  """One HBM's free ranges: a core's own, or the chip's, which its cores' devices share (so the
+  buffers of both cores of one chip launch never overlap). A capacity change starts a new
+  generation (older ranges are void). While `held` (a chip launch is pending: backend/chiplaunch.py)
+  freed ranges wait in `deferred`, so no later buffer of that launch reuses them."""
+  def __init__(self):
+    self.ranges, self.cap, self.gen, self.held, self.deferred = None, None, 0, 0, []
+
+  def current(self, cap: int) -> Ranges:
+    if self.cap != cap:
+      self.ranges, self.cap, self.gen, self.deferred = Ranges(cap), cap, next(_generations), []
+    return self.ranges
+
+  def give(self, s: int, n: int, gen: int):
+    if gen != self.gen:
+      return
+    if self.held:
+      self.deferred.append((s, n))
+    else:
+      self.ranges.give(s, n)
+
+  def release(self):
+    """The pending launch ran: give back what was freed meanwhile."""
+    self.held = max(0, self.held - 1)
+    if not self.held:
+      for s, n in self.deferred:
+        self.ranges.give(s, n)
+      self.deferred = []
+
+
 def _caller_buffer():
   """The tinygrad Buffer being allocated (Buffer.allocate calls alloc(nbytes, options)): its dtype
   decides the lanes (one element per lane, whatever its width)."""
@@ -62,20 +97,21 @@ def _caller_buffer():
 
 
 class HbmAllocator:
-  def __init__(self, config_fn):
-    self._config, self._ranges, self._cap, self._gen = config_fn, None, None, 0
+  """`space_fn()` names the HbmSpace buffers go to now (a device can move between the single-core
+  co-sim and the chip: TINYTPU_CHIP); a buffer of another space or generation gets a temporary
+  range per launch."""
+  def __init__(self, config_fn, space_fn):
+    self._config, self._space_fn = config_fn, space_fn
 
-  def _space(self) -> Ranges:
-    cfg = self._config()
-    if self._cap != cfg.HBM_TILES:  # a new capacity (TINYTPU_BACKEND_CONFIG changed): older ranges are void
-      self._ranges, self._cap, self._gen = Ranges(cfg.HBM_TILES), cfg.HBM_TILES, self._gen + 1
-    return self._ranges
+  def _space(self) -> tuple[HbmSpace, Ranges]:
+    sp = self._space_fn()
+    return sp, sp.current(self._config().HBM_TILES)
 
   def alloc(self, size: int, options=None):
     return self._alloc(size, options)  # the sizes in our MemoryError, not tinygrad's generic wrapper
 
   def _alloc(self, size, options):
-    cfg, sp = self._config(), self._space()
+    cfg, (space, sp) = self._config(), self._space()
     buf = _caller_buffer()
     dt = buf.dtype if buf is not None else dtypes.uint8
     elems = size // max(1, dt.itemsize)
@@ -83,14 +119,14 @@ class HbmAllocator:
     guard = min(tiles, cfg.VMEM_TILES // 2)
     for g in (guard, 0):
       if (s := sp.take(tiles + 2 * g)) is not None:
-        return HbmBuffer(memoryview(bytearray(size)), s + g, tiles, g, self._gen, s, tiles + 2 * g)
+        return HbmBuffer(memoryview(bytearray(size)), s + g, tiles, g, space.gen, s, tiles + 2 * g, space)
     free, big = sp.stats()
     raise MemoryError(f"TINYTPU: a buffer of {elems} {dt} elements ({size} bytes) needs {tiles} HBM tiles; the HBM has {cfg.HBM_TILES} "
                       f"tiles (HBM_TILES), {free} free, the largest free range {big}")
 
   def _free(self, opaque, options):
-    if opaque.tile is not None and opaque.gen == self._gen:
-      self._ranges.give(opaque.start, opaque.span)
+    if opaque.tile is not None and opaque.space is not None:
+      opaque.space.give(opaque.start, opaque.span, opaque.gen)
       opaque.tile = None
 
   def _copyin(self, dest, src: memoryview):
@@ -105,28 +141,37 @@ class HbmAllocator:
   def _offset(self, buf, size: int, offset: int):
     return HbmBuffer(buf.mv[offset:offset + size])
 
-  def place(self, name: str, infos, bufs, L: int) -> dict[int, int]:
-    """slot -> HBM tile of every buffer of a launch (its own range, or a temporary one)."""
-    sp, out, seen = self._space(), {}, set()
-    self._temps = []
+  def resident(self, buf: HbmBuffer) -> bool:
+    """The buffer's own range is valid in the current space."""
+    space = self._space_fn()
+    return buf.tile is not None and buf.space is space and buf.gen == space.gen
+
+  def temporary(self, name: str, what: str, need: int, temps: list) -> int:
+    """A launch-only range of `need` tiles (recorded in `temps` for unplace)."""
+    space, sp = self._space()
+    if (s := sp.take(need)) is None:
+      free, big = sp.stats()
+      self.unplace(temps)
+      raise MemoryError(f"TINYTPU kernel {name}: {what} needs {need} HBM tiles; the HBM has {space.cap} tiles (HBM_TILES), "
+                        f"{free} free, the largest free range {big}")
+    temps.append((s, need))
+    return s
+
+  def place(self, name: str, infos, bufs, L: int, temps: list) -> dict[int, int]:
+    """slot -> HBM tile of every buffer of a launch (its own range, or a temporary one recorded in `temps`)."""
+    out, seen = {}, set()
     for info, buf in zip(infos, bufs):
       need = -(-info.size // L)
       lo, hi = info.over
-      if buf.tile is not None and buf.gen == self._gen and need <= buf.tiles and lo <= buf.guard and \
-          hi <= buf.guard + buf.tiles - need and id(buf) not in seen:
+      if self.resident(buf) and need <= buf.tiles and lo <= buf.guard and hi <= buf.guard + buf.tiles - need and id(buf) not in seen:
         out[info.slot] = buf.tile
       else:
-        if (s := sp.take(need + lo + hi)) is None:
-          free, big = sp.stats()
-          self.unplace(out)
-          raise MemoryError(f"TINYTPU kernel {name}: buffer {info.slot} ({info.dtype}, {info.size} elements) needs {need + lo + hi} "
-                            f"HBM tiles; the HBM has {self._cap} tiles (HBM_TILES), {free} free, the largest free range {big}")
-        self._temps.append((s, need + lo + hi))
-        out[info.slot] = s + lo
+        out[info.slot] = lo + self.temporary(name, f"buffer {info.slot} ({info.dtype}, {info.size} elements)", need + lo + hi, temps)
       seen.add(id(buf))
     return out
 
-  def unplace(self, place):
-    for s, n in getattr(self, "_temps", []):
-      self._ranges.give(s, n)
-    self._temps = []
+  def unplace(self, temps: list):
+    space, _ = self._space()
+    for s, n in temps:
+      space.give(s, n, space.gen)
+    temps.clear()

@@ -2,15 +2,17 @@
 golden model (`golden`), or on both with every dumped tile compared (`both`).
 
 Multi-device (doc/chip.md): `TINYTPU:1` runs its kernels as core 1 of the two-core chip
-(tinytpu.chipsim on the RTL, golden/chip.py on the golden model) with core 0 halting at once;
-`TINYTPU_CHIP=1` puts `TINYTPU:0` on the chip's core 0 too (by default it is the single-core
-co-sim, whose cycles the benchmarks report). Buffers still travel through the host between kernels.
+(tinytpu.chipsim on the RTL, golden/chip.py on the golden model); `TINYTPU_CHIP=1` puts `TINYTPU`
+(`TINYTPU:0`) on the chip's core 0 (by default it is the single-core co-sim, whose cycles the
+benchmarks report). run_chip runs one chip launch: the kernels of both cores together
+(backend/chiplaunch.py pairs them); a core without a kernel halts at once.
 
 `TINYTPU_DEBUG=1` prints each kernel's assembly and cycles; `TINYTPU_KEEP=dir` keeps every bundle
 and its output for replay with `python -m tinytpu run`; `TINYTPU_PROFILE=dir` writes a profile
 (report, Perfetto trace, HTML view: doc/profiler.md) of every kernel run on the RTL."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import pathlib
@@ -57,21 +59,86 @@ def _rtl(b: Bundle) -> Result:
 CHIP_RUNS = [0, 0]  # kernels run on each chip core (the multi-device tests check the routing)
 
 
-def _chip(b: Bundle, core: int, on_rtl: bool) -> Result:
-  """One kernel as core `core` of the chip: the kernel's HBM preloads and dumps are the chip's
-  shared ones, the other core only halts."""
-  import dataclasses
-  from tinytpu import chipsim, isa
+def _chip_bundle(items: dict[int, Bundle]):
+  """One chip bundle of the items' programs (a core without one halts at once): their HBM reads as
+  the shared preloads (identical regions once), their HBM writes as the shared dumps."""
+  from tinytpu import isa
   from tinytpu.chipbundle import ChipBundle
   from tinytpu.config import CHIP_CORES
-  halt = Bundle(config=b.config, program=[isa.BY_MNEMONIC["HALT"].fixed_bits], max_cycles=b.max_cycles)
-  cores = [halt] * CHIP_CORES
-  cores[core] = dataclasses.replace(b, hbm=[], dumps=[d for d in b.dumps if d[0] != "hbm"])
-  cb = ChipBundle(config=b.config, cores=cores, hbm=list(b.hbm), dumps=[d for d in b.dumps if d[0] == "hbm"], max_cycles=b.max_cycles)
+  first = next(iter(items.values()))
+  halt = Bundle(config=first.config, program=[isa.BY_MNEMONIC["HALT"].fixed_bits], max_cycles=first.max_cycles)
+  cores, hbm, dumps = [halt] * CHIP_CORES, {}, []
+  for k, b in items.items():
+    cores[k] = dataclasses.replace(b, hbm=[], dumps=[d for d in b.dumps if d[0] != "hbm"])
+    hbm.update({(a, len(t)): (a, t) for a, t in b.hbm})
+    dumps += [d for d in b.dumps if d[0] == "hbm" and d not in dumps]
+  return ChipBundle(config=first.config, cores=cores, hbm=sorted(hbm.values(), key=lambda r: r[0]), dumps=dumps,
+                    max_cycles=max(b.max_cycles for b in items.values()))
+
+
+def _chip_outs(cb, on_rtl: bool):
+  from tinytpu import chipsim
   r = chipsim.run_chip(cb) if on_rtl else chipsim.run_golden(cb)
-  CHIP_RUNS[core] += 1
-  mine = r.cores[core]
-  return dataclasses.replace(mine, dumps=mine.dumps + r.dumps)
+  return r, {k: dataclasses.replace(c, dumps=c.dumps + r.dumps) for k, c in enumerate(r.cores)}
+
+
+def _keep_chip(cb, outs: dict, name: str) -> pathlib.Path:
+  from tinytpu import chipbundle
+  d = pathlib.Path(os.environ.get("TINYTPU_KEEP") or "build/failed-kernels")
+  d.mkdir(parents=True, exist_ok=True)
+  stem = f"{next(_seq):04d}_{''.join(c if c.isalnum() else '_' for c in name)}"
+  path = d / f"{stem}.chip"
+  path.write_text(chipbundle.write(cb))
+  for who, r in outs.items():
+    (d / f"{stem}.{who}.out").write_text(chipbundle.format_chip_result(r, cb.config))
+  return path
+
+
+def run_chip(items: dict[int, tuple[Bundle, str]]) -> dict[int, Result]:
+  """Run kernels (core -> (bundle, name)) together as one launch of the chip (backend/chiplaunch.py);
+  each core's result carries the shared HBM dumps. The chip's cycles (until the last core is done)
+  count once in STATS."""
+  mode = _mode()
+  cb = _chip_bundle({k: b for k, (b, _) in items.items()})
+  names = " + ".join(f"{n} (core {k})" for k, (_, n) in items.items())
+  outs, per = {}, {}
+  for who, on_rtl in (("golden", False), ("rtl", True)):
+    if mode in (who, "both"):
+      outs[who], per[who] = _chip_outs(cb, on_rtl)
+  who = "rtl" if "rtl" in outs else "golden"
+  r, res = outs[who], per[who]
+  STATS["kernels"] += len(items)
+  STATS["cycles"] += r.cycles
+  for k in items:
+    CHIP_RUNS[k] += 1
+    STATS["instructions"] += res[k].perf.get("retired", 0)
+    STATS["dma_tiles"] += res[k].perf.get("dma_tiles", 0)
+  if os.environ.get("TINYTPU_DEBUG"):
+    for k, (b, n) in items.items():
+      print(f"--- TINYTPU kernel {n} (chip core {k}): {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
+            f"--- {n}: {res[k].cycles} cycles, status {res[k].status}")
+    print(f"--- chip launch {names}: {r.cycles} cycles")
+  if os.environ.get("TINYTPU_KEEP"):
+    _keep_chip(cb, outs, names)
+  if mode == "both":
+    for k, (_, n) in items.items():
+      if d := bundle.diff_results(per["golden"][k], per["rtl"][k]):
+        path = _keep_chip(cb, outs, names)
+        raise KernelError(f"TINYTPU kernel {n} (chip core {k}): RTL and golden model differ ({d[0]}); chip bundle kept in {path}")
+  for k, (_, n) in items.items():
+    if res[k].status != "ok":
+      path = _keep_chip(cb, outs, names)
+      what = f"trap {res[k].trap}" if res[k].status == "trap" else res[k].status
+      raise KernelError(f"TINYTPU kernel {n} (chip core {k}): {what} at pc={res[k].pc}"
+                        + (f" ({r.deadlock})" if r.deadlock else "") + f"; chip bundle kept in {path}")
+  return {k: res[k] for k in items}
+
+
+def _mode() -> str:
+  mode = os.environ.get("TINYTPU_SIM", "rtl")
+  if mode not in ("rtl", "golden", "both"):
+    raise ValueError(f"TINYTPU_SIM={mode!r}: expected rtl, golden or both")
+  return mode
 
 
 def _golden(b: Bundle) -> Result:
@@ -91,16 +158,15 @@ def _profile(b: Bundle, name: str, on_rtl: bool) -> None:
   profile.kernel(b, name, os.environ["TINYTPU_PROFILE"], next(_profile_seq))
 
 
-def run(b: Bundle, name: str = "kernel", core: int | None = None) -> Result:
-  """Run a kernel bundle; `core` None: the single-core co-sim (or golden model), else that core of the chip."""
-  mode = os.environ.get("TINYTPU_SIM", "rtl")
-  if mode not in ("rtl", "golden", "both"):
-    raise ValueError(f"TINYTPU_SIM={mode!r}: expected rtl, golden or both")
+def run(b: Bundle, name: str = "kernel") -> Result:
+  """Run a kernel bundle on the single-core co-sim (or golden model, or both); chip kernels go
+  through run_chip."""
+  mode = _mode()
   outs: dict[str, Result] = {}
   if mode in ("golden", "both"):
-    outs["golden"] = _golden(b) if core is None else _chip(b, core, False)
+    outs["golden"] = _golden(b)
   if mode in ("rtl", "both"):
-    outs["rtl"] = _rtl(b) if core is None else _chip(b, core, True)
+    outs["rtl"] = _rtl(b)
   res = outs.get("rtl", outs.get("golden"))
   STATS["kernels"] += 1
   STATS["cycles"] += res.cycles

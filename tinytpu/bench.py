@@ -24,6 +24,7 @@ HISTORY = ROOT / "doc" / "benchmark_history.tsv"
 PLOT = ROOT / "doc" / "benchmark_history.png"
 # the reference project's published exec-cycle figures (benchmarks.md §3): name -> elems/cycle
 REFERENCE_EXEC = {"add_16": 1.33, "add_256": 1.45, "relu_64": 1.94, "reshape_64": 3.05, "sum_16_scalar": 1.78, "gemm_1x4x4": 1.00}
+CHIP_DEVS = ("TINYTPU:0", "TINYTPU:1")
 FIRST_11 = ["add_16", "add_256", "relu_64", "reshape_64", "sum_16_scalar", "sum_256_scalar", "rowsum_8x8", "colsum_8x8",
             "gemm_1x4x4", "gemm_4x4x4", "gemm_4x8x4"]
 
@@ -70,6 +71,10 @@ def _suite():
                             lambda x, w1, b1, w2: ((x @ w1 + b1).relu() >> 8).minimum(127) @ w2,
                             256 * 784 * 128 + 256 * 128 * 10, 256 * 784 * 128 + 256 * 128 * 10),
     "gemm_1024x1024x1024": (lambda: (i8(1024, 1024), i8(1024, 1024)), lambda a, b: a @ b, 1024 ** 3, 1024 ** 3),
+    "gemm_512x512x512": (lambda: (i8(512, 512), i8(512, 512)), lambda a, b: a @ b, 512 ** 3, 512 ** 3),
+    # the same on the two-core chip (doc/chip.md): A's rows split over TINYTPU:0 and TINYTPU:1, B on both, one chip launch
+    "gemm_512x512x512_sharded": (lambda: (i8(512, 512).shard(CHIP_DEVS, axis=0), i8(512, 512).to(CHIP_DEVS)), lambda a, b: a @ b,
+                                 512 ** 3, 512 ** 3),
     # bfloat16 buffers on the MXU's bf16 mode (MMUL.BF16: exact products, fp32 sums, a bf16 result)
     "gemm_bf16_256x256x256": (lambda: (f32(256, 256).cast(dtypes.bfloat16), f32(256, 256).cast(dtypes.bfloat16)), lambda a, b: a @ b,
                               256 ** 3, 256 ** 3),
@@ -106,9 +111,13 @@ def _cnn_macs() -> int:
 OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2048 PSUM_TILES=256"),
                  # the architecture's 64 KB VMEM: the operands stream from HBM by K blocks (backend/mxu_stream.py)
                  "gemm_256x256x256@HBM": ("gemm_256x256x256", "VMEM_TILES=1024 PSUM_TILES=256"),
-                 "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16")}
+                 "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16"),
+                 # TINYTPU is the chip's core 0 (TINYTPU_CHIP=1), the backend's configuration
+                 "gemm_512x512x512_sharded": ("gemm_512x512x512_sharded", None)}
+CHIP_KERNELS = ("gemm_512x512x512_sharded",)  # run with TINYTPU_CHIP=1
+SPEEDUPS = {"gemm_512x512x512_sharded": "gemm_512x512x512"}  # two cores against one: the row's `speedup`
 # run only through OTHER_CONFIGS (too slow at N = 4)
-ONLY_ELSEWHERE = ("gemm_1024x1024x1024",)
+ONLY_ELSEWHERE = ("gemm_1024x1024x1024", "gemm_512x512x512_sharded")
 # run only when named with --only: gemm_1024x1024x1024 at N = 16 with the default VMEM streams its
 # operands from HBM onto the MXU (backend/mxu_stream.py; correct on the golden model at 512x256x1024),
 # but at PSUM_TILES=64 its groups are one row tile (MMUL T = 1) and the N = 16 co-sim (about 25k
@@ -118,7 +127,7 @@ ON_REQUEST = ("gemm_1024x1024x1024@N16",)
 
 def run_elsewhere(name: str) -> dict:
   kernel, config = OTHER_CONFIGS[name]
-  env = {**os.environ, "TINYTPU_BACKEND_CONFIG": config}
+  env = {**os.environ, **({"TINYTPU_BACKEND_CONFIG": config} if config else {}), **({"TINYTPU_CHIP": "1"} if name in CHIP_KERNELS else {})}
   r = subprocess.run([sys.executable, "-m", "tinytpu.bench", "--child", kernel], capture_output=True, text=True, env=env)
   if r.returncode != 0:
     raise RuntimeError(f"{config}: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
@@ -126,17 +135,24 @@ def run_elsewhere(name: str) -> dict:
 
 
 def run_kernel(name, build, compute, elems, macs, N):
-  from tinytpu.backend import runner
+  """One kernel's row; on the chip (sharded inputs) its cycles are the chip launches' (both cores
+  at once), MAC utilisation over the cores that ran, the roofline's compute bound per core and its
+  bandwidth bound the shared HBM's."""
+  from tinytpu.backend import chiplaunch, runner
   from tinytpu.backend.device import backend_config
   ins = [t.realize() for t in build()]
+  chiplaunch.flush()
   runner.reset_stats()
+  runs = list(runner.CHIP_RUNS)
   compute(*ins).realize()
+  chiplaunch.flush()
   cycles = runner.STATS["cycles"]
+  cores = max(1, sum(r > s for r, s in zip(runner.CHIP_RUNS, runs)))
   row = {"name": name, "cycles": cycles, "kernels": runner.STATS["kernels"],
-         "elems_per_cycle": elems / cycles if cycles else None}
+         "elems_per_cycle": elems / cycles if cycles else None} | ({"cores": cores} if cores > 1 else {})
   if macs:
-    row["mac_util"] = macs / (N * N) / cycles if cycles else None
-  return row | roofline(cycles, macs, runner.STATS.get("dma_tiles"), N, backend_config().hbm_bw)
+    row["mac_util"] = macs / (cores * N * N) / cycles if cycles else None
+  return row | roofline(cycles, macs // cores, runner.STATS.get("dma_tiles"), N, backend_config().hbm_bw)
 
 
 def roofline(cycles: int, macs: int, dma_tiles: int | None, N: int, bw: float) -> dict:
@@ -244,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
   names = args.only.split(",") if args.only else [n for n in suite if n not in ONLY_ELSEWHERE] + [n for n in OTHER_CONFIGS if n not in ON_REQUEST]
   if not args.only:
     print(f"not run unless named with --only: {', '.join(ON_REQUEST)} (slow on the N = 16 co-sim, see ON_REQUEST)")
-  kernels = []
+  kernels, by_name = [], {}
   print(f"TinyTPU benchmarks, N={N}, runner {os.environ['TINYTPU_SIM']}")
   print(f"{'kernel':24s} {'cycles':>10s} {'kernels':>7s} {'elems/cycle':>11s} {'MAC util':>8s} {'reference':>9s}")
   for name in names:
@@ -257,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{name:24s} {row['cycles'] if row['cycles'] is not None else 'ERROR':>10} {row.get('kernels', ''):>7} "
           f"{(f'{epc:.3f}' if epc else '-'):>11s} {(f'{util:.3f}' if util else '-'):>8s} {REFERENCE_EXEC.get(name, ''):>9}"
           + (f"  {row['error']}" if "error" in row else ""))
+    if name in SPEEDUPS and row.get("cycles") and by_name.get(SPEEDUPS[name], {}).get("cycles"):
+      row["speedup"] = by_name[SPEEDUPS[name]]["cycles"] / row["cycles"]
+      print(f"{'':24s} {row.get('cores', 1)} cores: {row['speedup']:.2f}x the cycles of {SPEEDUPS[name]} on one core")
+    by_name[name] = row
     if row.get("bound"):
       print(f"{'':24s} roofline: {row['bound']}-bound, {row['of_bound']:.2f} of the bound; HBM {row['dma_tiles']} tiles, "
             f"{row['hbm_util']:.2f} of its bandwidth")
