@@ -19,7 +19,7 @@ from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import Ops
 
 from tinytpu import asm
-from tinytpu.backend import chiplaunch, epilogue, hbm, listing, lower, optable, runner
+from tinytpu.backend import chiplaunch, embedding, epilogue, hbm, listing, lower, optable, runner
 from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
@@ -107,6 +107,11 @@ def _plain(name: str) -> str:
   return re.sub(r"\x1b\[[0-9;]*m", "", name)
 
 
+def _guarded(guards: list) -> set[int]:
+  """The buffer slots the launch guards look at."""
+  return {x for g in guards for x in ((g["idx"],) if g.get("kind") == "sparsecore" else (g["a"], g["w"], *(g[p][0] for p in "bmrs")))}
+
+
 class TinyTPUProgram(Program):
   def __init__(self, dev: "TinyTPUDevice", obj):
     self.dev, self.name = dev, obj.name
@@ -125,11 +130,11 @@ class TinyTPUProgram(Program):
     host_reads = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.read]
     host_writes = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.slot in k.written]
     chiplaunch.settle(core, host_reads, host_writes)  # the launches this kernel depends on run first: its checks read the mirrors
-    if k.guards:  # requantising PSUM drains (backend/epilogue.py): exact for these values, else the SIMT program
-      used = {x for g in k.guards for x in (g["a"], g["w"], *(g[p][0] for p in "bmrs"))}
+    if k.guards:  # requantising PSUM drains (epilogue.py), SparseCore lookups (embedding.py): for these values, else the fallback
       host = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size).astype(np.int64)
-              for slot, (info, mv) in by_slot.items() if slot in used}
-      if not all(epilogue.requant_holds(g, host) for g in k.guards):
+              for slot, (info, mv) in by_slot.items() if slot in _guarded(k.guards)}
+      if not all(embedding.sparsecore_holds(g, host, core is not None) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
+                 for g in k.guards):
         k = listing.Compiled.from_bytes(k.fallback.encode())
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]

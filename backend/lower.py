@@ -28,7 +28,7 @@ from typing import Any
 from tinygrad.dtype import AddrSpace, DType, dtypes
 from tinygrad.uop.ops import AxisType, Ops, UOp
 
-from tinytpu.backend import loops
+from tinytpu.backend import embedding, loops
 from tinytpu.backend.analysis import Analysis
 from tinytpu.backend.handlers import Handlers
 from tinytpu.backend.layout import Layout
@@ -82,10 +82,19 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
   runs out of scalar registers (or has none left to count a loop nested deeper than the SXU's stack
   in branches, loops.legalise) is lowered again frugally: no induction registers (addresses are
   computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
+  if (m := embedding.match(uops, cfg)) is not None:  # a SparseCore lookup, behind its launch guard (embedding.py)
+    k = embedding.lower(m, cfg, _kernel_name(uops))
+    k.guards, k.fallback = [embedding.guard(m)], _lower_any(uops, cfg, requant=False)
+    return k
   k = _lower_any(uops, cfg, requant=True)
   if k.guards:  # PEPI.BRQ drains equal tinygrad's int32 requantisation only for some values: the launch chooses (epilogue.py)
     k.fallback = _lower_any(uops, cfg, requant=False)
   return k
+
+
+def _kernel_name(uops: list[UOp]) -> str:
+  sink = next((u for u in uops if u.op is Ops.SINK), None)
+  return re.sub(r"\x1b\[[0-9;]*m", "", getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
 
 
 def _lower_any(uops: list[UOp], cfg: Config, requant: bool) -> Kernel:
@@ -126,8 +135,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
 class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
     self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
-    sink = next((u for u in uops if u.op is Ops.SINK), None)
-    self.name = re.sub(r"\x1b\[[0-9;]*m", "", getattr(sink.arg, "name", "kernel")) if sink is not None and sink.arg is not None else "kernel"
+    self.name = _kernel_name(uops)
     self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
     self.code: list = []    # Ins | Label
     self.vals: dict[UOp, Any] = {}
