@@ -109,7 +109,7 @@ def _plain(name: str) -> str:
 
 def _guarded(guards: list) -> set[int]:
   """The buffer slots the launch guards look at."""
-  return {x for g in guards for x in ((g["idx"],) if g.get("kind") == "sparsecore" else (g["a"], g["w"], *(g[p][0] for p in "bmrs")))}
+  return {x for g in guards for x in ((g["idx"], g.get("table", g["idx"])) if g.get("kind") == "sparsecore" else (g["a"], g["w"], *(g[p][0] for p in "bmrs")))}
 
 
 class TinyTPUProgram(Program):
@@ -131,10 +131,15 @@ class TinyTPUProgram(Program):
     host_writes = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.slot in k.written]
     chiplaunch.settle(core, host_reads, host_writes)  # the launches this kernel depends on run first: its checks read the mirrors
     if k.guards:  # requantising PSUM drains (epilogue.py), SparseCore lookups (embedding.py): for these values, else the fallback
-      host = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size).astype(np.int64)
-              for slot, (info, mv) in by_slot.items() if slot in _guarded(k.guards)}
-      if not all(embedding.sparsecore_holds(g, host, core is not None) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
+      raw = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size) for slot, (info, mv) in by_slot.items() if slot in _guarded(k.guards)}
+      host = {slot: v.astype(np.int64) for slot, v in raw.items()}
+      if not all(embedding.sparsecore_holds(g, raw, core is not None) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
                  for g in k.guards):
+        if k.fallback is None:  # the generic program could not be lowered (embedding.py: a table larger than VMEM)
+          why = next((g.get("no_fallback") for g in k.guards if g.get("no_fallback")), "no generic program")
+          raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: runs only on the SparseCore of a single-core device with every index "
+                             f"inside the table ({'a chip core' if core is not None else 'an index outside the table'}); "
+                             f"the generic program cannot run: {why}")
         k = listing.Compiled.from_bytes(k.fallback.encode())
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]

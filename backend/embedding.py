@@ -4,8 +4,8 @@ tinygrad lowers `nn.Embedding(V, D)(idx)` to a gated gather (its one-hot sum fol
 
     out[b*D + d] = W[x*D + d] if 0 <= x < V else 0,   x = idx[b],  b < B, d < D
 
-and `emb(idx).sum(axis)` over a bag of J indices to the same gather under a reduce range j:
-`out[b*D + d] = sum over j of (gated) W[idx[b*J + j]*D + d]`. When every row is whole tiles
+and `emb(idx).sum(-2)` over bags of J indices to the same gather under a reduce range j into a
+register accumulator: `out[b*D + d] = 0 + sum over j of (gated) W[idx[b*J + j]*D + d]`. When every row is whole tiles
 (D a multiple of N*N, at most EMB_W_MAX tiles), such a kernel is one `EMB.CFG` (table W: V rows of
 D/(N*N) tiles, bags of 1 or J) and `EMB.BAG`/`EMB.FBAG` commands of up to 255 bags: the table,
 the index list and the output are the kernel's buffers in HBM, in the layout the SparseCore reads.
@@ -15,21 +15,23 @@ nodes (rtl/chip.sv ties its port off): so the kernel carries a launch guard (`sp
 a single-core device and every index in range) and the generic program as its fallback, like the
 requantising drains (backend/epilogue.py). Sums: int32 wraps like tinygrad's; fp32 bags are a left
 fold in index order starting from the first row, tinygrad's from +0.0 then in index order: the
-same values except that a bag whose rows are all -0.0 sums to -0.0 here and +0.0 in tinygrad
-(equal as numbers)."""
+same bits except where every row of a bag holds -0.0 (tinygrad: +0.0), so an fp32 bag sum's guard
+also asks for a table without -0.0."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
+import numpy as np
 from tinygrad.dtype import dtypes
-from tinygrad.uop.ops import Ops, UOp
+from tinygrad.uop.ops import AxisType, Ops, UOp
 
 from tinytpu import isa
 from tinytpu.backend.records import Buf, Kernel
 from tinytpu.config import Config
 
 IMM_MAX = (1 << 15) - 1  # EMB.BAG offsets are 16-bit signed immediates
-_PASSIVE = (Ops.CONST, Ops.CAST, Ops.PARAM, Ops.SINK, Ops.END, Ops.NOOP)
+_PASSIVE = (Ops.CONST, Ops.CAST, Ops.PARAM, Ops.SINK, Ops.END, Ops.NOOP, Ops.BUFFER, Ops.AFTER)
 
 
 @dataclasses.dataclass
@@ -41,6 +43,7 @@ class Lookup:
   bag: int     # J indices per bag (1: a plain lookup)
   width: int   # D: elements per row
   rows: int    # V
+  per: int     # bags per EMB.BAG command (<= 255; index lists start on tiles)
 
 
 def _int(u: UOp) -> int | None:
@@ -106,59 +109,96 @@ def _range_gate(g: UOp, x: UOp) -> int | None:
   return hi if lo and hi is not None else None
 
 
-def match(uops: list[UOp], cfg: Config) -> Lookup | None:
-  """The kernel as a SparseCore lookup, or None when it is anything else."""
-  stores = [u for u in uops if u.op is Ops.STORE]
-  ranges = [u for u in uops if u.op is Ops.RANGE]
-  if len(stores) != 1 or len(ranges) not in (2, 3):
-    return None
-  st = stores[0]
-  oi, ld = st.src[0], st.src[1]
-  if oi.op is not Ops.INDEX or oi.src[0].op is not Ops.PARAM or len(ranges) == 3:
-    return None  # bag sums (a reduce range): not matched yet (doc/backend.md)
+def _table_load(ld: UOp, rd: UOp, D: int):
+  """(table, index LOAD x, rows V) when `ld` is the gated row load W[x*D + d] (gate 0 <= x < V, alt 0)."""
   if ld.op is not Ops.LOAD or ld.src[0].op is not Ops.INDEX or ld.src[0].src[0].op is not Ops.PARAM:
     return None
-  table, out = ld.src[0].src[0], oi.src[0]
-  if table.dtype != out.dtype or table.dtype not in (dtypes.float32, dtypes.int32):
-    return None
-  rb, rd = ranges[0], ranges[1]
-  B, D = _int(rb.src[0]), _int(rd.src[0])
-  if B is None or D is None or D % cfg.lanes or not 1 <= D // cfg.lanes <= isa.EMB_W_MAX:
-    return None
-  if not _is(_affine(oi.src[1]), {rb: D, rd: 1, None: 0}):
-    return None
-  form = _affine(ld.src[0].src[1])
+  table, form = ld.src[0].src[0], _affine(ld.src[0].src[1])
   xs = [k for k in (form or {}) if k is not None and k is not rd]
   if len(xs) != 1 or not _is(form, {xs[0]: D, rd: 1, None: 0}):
     return None
-  x = xs[0]
-  if x.op is not Ops.LOAD or len(x.src) != 1 or x.src[0].op is not Ops.INDEX or x.dtype != dtypes.int32:
+  x, tsize = xs[0], _int(table.src[0])
+  if x.op is not Ops.LOAD or len(x.src) != 1 or x.src[0].op is not Ops.INDEX or x.dtype != dtypes.int32 or x.src[0].src[0].op is not Ops.PARAM:
     return None
-  idx = x.src[0].src[0]
-  if idx.op is not Ops.PARAM or not _is(_affine(x.src[0].src[1]), {rb: 1, None: 0}):
-    return None
-  tsize = _int(table.src[0])
-  if len(ld.src) == 3:  # gated: alt 0, gate 0 <= x < V
+  if len(ld.src) == 3:
     rows = _range_gate(ld.src[2], x) if _zero(ld.src[1]) else None
-  elif len(ld.src) == 1:
-    rows = tsize // D if tsize is not None else None
   else:
+    rows = tsize // D if len(ld.src) == 1 and tsize is not None else None
+  if rows is None or tsize is None or rows < 1 or rows * D > tsize:
     return None
-  if rows is None or tsize is None or rows * D > tsize or rows < 1:
+  return table, x, rows
+
+
+def _acc_load(u: UOp, acc: UOp) -> bool:
+  """u reads the register accumulator `acc` (LOAD of INDEX(AFTER(acc, ...), 0))."""
+  if u.op is not Ops.LOAD or u.src[0].op is not Ops.INDEX:
+    return False
+  base = u.src[0].src[0]
+  while base.op is Ops.AFTER:
+    base = base.src[0]
+  return base is acc and _int(u.src[0].src[1]) == 0
+
+
+def match(uops: list[UOp], cfg: Config) -> Lookup | None:
+  """The kernel as a SparseCore lookup, or None when it is anything else: the plain gather (ranges
+  b, d: a bag of one) or the bag sum (ranges b, d and the reduce j, b absent for one bag, into a
+  register accumulator set to 0 before j and stored after it)."""
+  stores = [u for u in uops if u.op is Ops.STORE]
+  ranges = [u for u in uops if u.op is Ops.RANGE]
+  outs = [st for st in stores if st.src[0].op is Ops.INDEX and st.src[0].src[0].op is Ops.PARAM]
+  red = [r for r in ranges if r.arg[-1] is AxisType.REDUCE]
+  if len(outs) != 1 or len(red) > 1 or len(ranges) - len(red) not in (1, 2):
     return None
-  used = set(st.toposort())
+  st, lanes = outs[0], [r for r in ranges if r not in red]
+  rd, rb = lanes[-1], (lanes[0] if len(lanes) == 2 else None)
+  D, B = _int(rd.src[0]), (_int(rb.src[0]) if rb is not None else 1)
+  if B is None or D is None or D % cfg.lanes or not 1 <= D // cfg.lanes <= isa.EMB_W_MAX:
+    return None
+  if not _is(_affine(st.src[0].src[1]), {rb: D, rd: 1, None: 0}):
+    return None
+  if not red:  # out[b*D + d] = gated W[idx[b]*D + d]
+    if len(stores) != 1 or (t := _table_load(st.src[1], rd, D)) is None:
+      return None
+    J, rj = 1, None
+  else:  # acc = 0; for j: acc = acc + gated W[idx[b*J + j]*D + d]; out[b*D + d] = acc
+    rj = red[0]
+    J = _int(rj.src[0])
+    acc = st.src[1].src[0].src[0] if st.src[1].op is Ops.LOAD and st.src[1].src[0].op is Ops.INDEX else None
+    while acc is not None and acc.op is Ops.AFTER:
+      acc = acc.src[0]
+    if J is None or acc is None or acc.op is not Ops.BUFFER or not _acc_load(st.src[1], acc) or len(stores) != 3:
+      return None
+    init = [s_ for s_ in stores if s_ is not st and _zero(s_.src[1])]
+    upd = [s_ for s_ in stores if s_ is not st and s_.src[1].op is Ops.ADD]
+    if len(init) != 1 or len(upd) != 1:
+      return None
+    a, v = upd[0].src[1].src
+    if not _acc_load(a, acc):
+      a, v = v, a
+    if not _acc_load(a, acc) or (t := _table_load(v, rd, D)) is None:
+      return None
+  table, x, rows = t
+  idx = x.src[0].src[0]
+  if table.dtype != st.src[0].src[0].dtype or table.dtype not in (dtypes.float32, dtypes.int32):
+    return None
+  if not _is(_affine(x.src[0].src[1]), {rb: J, rj: 1, None: 0} if rj is not None else {rb: 1, None: 0}):
+    return None
+  if (isz := _int(idx.src[0])) is None or isz < B * J:
+    return None
+  step = cfg.lanes // math.gcd(J, cfg.lanes)  # bags per command: each command's index list starts on a tile
+  per = B if B <= 255 else 255 // step * step
+  if per < 1:
+    return None
+  used = set().union(*(s_.toposort() for s_ in stores))
   if any(u not in used and u.op not in _PASSIVE for u in uops):
     return None  # anything else in the kernel
-  return Lookup(out, table, idx, B, 1, D, rows)
+  return Lookup(st.src[0].src[0], table, idx, B, J, D, rows, per)
 
 
 def lower(m: Lookup, cfg: Config, name: str) -> Kernel:
   """EMB.CFG, then EMB.BAG/EMB.FBAG commands of up to 255 bags (chunks whose index list starts on a
   tile), then EMB.WAIT and HALT; the HBM tiles are relocations (`# hbm slot=k`, backend/listing.py)."""
-  L, w = cfg.lanes, m.width // cfg.lanes
-  per = 255 if m.bag * 255 <= L else (255 * m.bag // L) * L // m.bag  # bags per command: its index list starts on a tile
-  if per < 1:
-    raise NotImplementedError(f"TINYTPU kernel {name}: bags of {m.bag} indices do not start on tiles (N*N = {L})")
+  L, w, per = cfg.lanes, m.width // cfg.lanes, m.per
   mn = "EMB.FBAG" if m.table.dtype == dtypes.float32 else "EMB.BAG"
   ts, os_, is_ = m.table.arg.slot, m.out.arg.slot, m.idx.arg.slot
   code = [f"LI s1, 0  # hbm slot={ts}", f"LI s2, {m.rows}", f"EMB.CFG s1, s2, {w}, {m.bag}",
@@ -185,10 +225,16 @@ class _Written:
 
 
 def guard(m: Lookup) -> dict:
-  return {"kind": "sparsecore", "idx": m.idx.arg.slot, "rows": m.rows, "count": m.bags * m.bag}
+  g = {"kind": "sparsecore", "idx": m.idx.arg.slot, "rows": m.rows, "count": m.bags * m.bag}
+  if m.bag > 1 and m.table.dtype == dtypes.float32:
+    g["table"] = m.table.arg.slot  # tinygrad's 0.0 + -0.0 is +0.0, the fold's first row -0.0: no -0.0 in the table
+  return g
 
 
 def sparsecore_holds(g: dict, host: dict, on_chip: bool) -> bool:
-  """The launch guard: the SparseCore is there (not a chip core) and every index is in [0, rows)."""
+  """The launch guard: the SparseCore is there (not a chip core), every index is in [0, rows), and
+  for fp32 bag sums no element of the table is -0.0 (host: slot -> the buffer's values)."""
   x = host[g["idx"]][:g["count"]]
-  return not on_chip and bool(((x >= 0) & (x < g["rows"])).all())
+  if on_chip or not ((x >= 0) & (x < g["rows"])).all():
+    return False
+  return "table" not in g or not ((host[g["table"]] == 0) & np.signbit(host[g["table"]])).any()

@@ -60,8 +60,8 @@ class Compiled:
   int8_checks: list[tuple[int, np.ndarray]]      # (slot, element indices) that must hold int8 values
   executed: int | None                           # instructions retired (None: symbolic loop counts)
   relocs: list = dataclasses.field(default_factory=list)  # (pc, slot, tile offset): LI immediates = HBM tile of slot + offset
-  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds records (JSON): all must hold, else `fallback` runs
-  fallback: str | None = None                    # the program without requantising drains, as to_bytes() text
+  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds / embedding.sparsecore_holds records (JSON): all must hold
+  fallback: str | None = None                    # the program to run when a guard fails, as to_bytes() text (None: an error names the guard)
 
   def to_bytes(self) -> bytes:
     d = dataclasses.asdict(self) | {
@@ -105,10 +105,8 @@ def render(name: str, k) -> str:
   """The listing of a lowered kernel (backend.lower.Kernel). A kernel with requantising PSUM drains
   (backend/epilogue.py) lists its launch guards (`#@ guard {json}`), then after a `#@ fallback` line
   the whole listing of the same kernel without them, which the launch runs when a guard fails."""
-  text = _render(name, k)
-  if k.fallback is None:
-    return text
-  return text + "".join(f"#@ guard {json.dumps(g, separators=(',', ':'))}\n" for g in k.guards) + FALLBACK + "\n" + _render(name, k.fallback)
+  text = _render(name, k) + "".join(f"#@ guard {json.dumps(g, separators=(',', ':'))}\n" for g in k.guards)
+  return text if k.fallback is None else text + FALLBACK + "\n" + _render(name, k.fallback)
 
 
 def _render(name: str, k) -> str:
@@ -130,7 +128,6 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
   if FALLBACK + "\n" in text:
     main, alt = text.split(FALLBACK + "\n", 1)
     c = compile_listing(main, cfg)
-    c.guards = [json.loads(ln[len("#@ guard "):]) for ln in main.splitlines() if ln.startswith("#@ guard ")]
     c.fallback = compile_listing(alt, cfg).to_bytes().decode()
     return c
   meta = [ln[3:].split() for ln in text.splitlines() if ln.startswith("#@ ")]
@@ -161,8 +158,9 @@ def compile_listing(text: str, cfg: Config) -> Compiled:
   relocs = _relocs(text)
   if len(relocs) and max(pc for pc, _, _ in relocs) >= len(b.program):
     raise ValueError(f"TINYTPU kernel {kern[1]}: relocation past the program's end")
+  guards = [json.loads(ln[len("#@ guard "):]) for ln in text.splitlines() if ln.startswith("#@ guard ")]
   return Compiled(kern[1], cfg.N, list(b.program), dict(b.vmem), bufs, written, var_regs, int(top["vmem_tiles"]), checks,
-                  None if top["executed"] == "-" else int(top["executed"]), relocs)
+                  None if top["executed"] == "-" else int(top["executed"]), relocs, guards)
 
 
 _RELOC = re.compile(r"#\s*hbm slot=(\d+)")

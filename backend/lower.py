@@ -84,7 +84,11 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
   computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
   if (m := embedding.match(uops, cfg)) is not None:  # a SparseCore lookup, behind its launch guard (embedding.py)
     k = embedding.lower(m, cfg, _kernel_name(uops))
-    k.guards, k.fallback = [embedding.guard(m)], _lower_any(uops, cfg, requant=False)
+    k.guards = [embedding.guard(m)]
+    try:
+      k.fallback = _lower_any(uops, cfg, requant=False)
+    except NotImplementedError as e:  # e.g. a table larger than VMEM: the launch refuses what the SparseCore cannot run
+      k.guards[0]["no_fallback"] = str(e)
     return k
   k = _lower_any(uops, cfg, requant=True)
   if k.guards:  # PEPI.BRQ drains equal tinygrad's int32 requantisation only for some values: the launch chooses (epilogue.py)

@@ -79,9 +79,20 @@ def _suite():
     "gemm_bf16_256x256x256": (lambda: (f32(256, 256).cast(dtypes.bfloat16), f32(256, 256).cast(dtypes.bfloat16)), lambda a, b: a @ b,
                               256 ** 3, 256 ** 3),
     "softmax_16x64": (lambda: (f32(16, 64),), lambda a: a.softmax(1), 16 * 64, 0),
+    # tinygrad's nn.Embedding(10000, 64), 256 bags of 16 summed (emb(idx).sum(1)): EMB.FBAG on the SparseCore
+    # (backend/embedding.py); elems/cycle = rows gathered per cycle (the embedding_bag bench below: the same lookup by hand)
+    "embedding_10000x64_bag16": (lambda: (f32(10000, 64), Tensor(rng.integers(0, 10000, (256, 16)).astype(np.int32), device=D)),
+                                 _embedding_bag, 256 * 16, 0),
     "elementwise_fp32_4096": (lambda: (f32(4096), f32(4096), f32(4096)), lambda x, y, z: x * y + z.exp2(), 4096, 0),
   }
   return S
+
+
+def _embedding_bag(table, idx):
+  from tinygrad import nn
+  emb = nn.Embedding(*table.shape)
+  emb.weight = table
+  return emb(idx).sum(1)
 
 
 def _lenet(x, c1, c2, f1, f2, f3):

@@ -97,4 +97,64 @@ def test_embedding_on_the_rtl(monkeypatch, programs):
   table = rng.integers(-1000, 1000, (50, 32)).astype(np.int32)
   idx = rng.integers(0, 50, 300).astype(np.int32)
   np.testing.assert_array_equal(_lookup(table, idx), table[idx])
+  assert _uses_sparsecore(programs[-1:])
+  ftable = rng.standard_normal((50, 16)).astype(np.float32)
+  bags = rng.integers(0, 50, (260, 3)).astype(np.int32)
+  want = ftable[bags[:, 0]] + ftable[bags[:, 1]] + ftable[bags[:, 2]]  # (0 + r0) + r1 + r2 == (r0 + r1) + r2
+  np.testing.assert_array_equal(_bag_sums(ftable, bags), want)
   assert _uses_sparsecore(programs[-1:]) and backend_config().lanes == 16
+
+
+def _bag_sums(table, idx, device="TINYTPU"):
+  emb = nn.Embedding(*table.shape)
+  emb.weight = Tensor(table, device=device).realize()
+  return emb(Tensor(idx, device=device)).sum(-2).numpy()
+
+
+@pytest.mark.parametrize("dtype,V,D,bags,J", [(np.int32, 40, 16, 7, 3), (np.float32, 64, 32, 300, 5), (np.float32, 9, 16, 1, 12),
+                                              (np.int32, 500, 48, 260, 16)])
+def test_bag_sums_run_on_the_sparsecore(programs, dtype, V, D, bags, J):
+  """emb(idx).sum(-2): the gather under a reduce, one EMB.BAG/EMB.FBAG bag per output row, exact
+  (int32 wraps; fp32 in index order, as tinygrad's accumulator adds them)."""
+  rng = np.random.default_rng(J)
+  big = np.iinfo(np.int32).max // 2
+  table = rng.integers(-big, big, (V, D)).astype(dtype) if dtype == np.int32 else rng.standard_normal((V, D)).astype(dtype)
+  idx = rng.integers(0, V, (bags, J)).astype(np.int32)
+  got = _bag_sums(table, idx)
+  if dtype == np.int32:
+    want = table[idx].astype(np.int64).sum(1).astype(np.int32)  # wraps like int32 adds
+  else:
+    want = np.zeros((bags, D), np.float32)
+    for j in range(J):
+      want = want + table[idx[:, j]]
+  np.testing.assert_array_equal(got, want)
+  assert _uses_sparsecore(programs[-1:])
+
+
+def test_bag_sum_of_negative_zeros_keeps_tinygrads_sign(programs):
+  """tinygrad's accumulator starts at +0.0, so a bag of -0.0 rows sums to +0.0: a table holding
+  -0.0 runs the generic program (the SparseCore's fold starts from the first row)."""
+  table = np.full((4, 16), -0.0, dtype=np.float32)
+  table[1] = 1.5
+  idx = np.array([[0, 2], [1, 3]], dtype=np.int32)
+  got = _bag_sums(table, idx)
+  assert not np.signbit(got[0]).any() and (got[1] == 1.5).all()
+  assert not _uses_sparsecore(programs[-1:])
+
+
+def test_bag_sum_with_an_index_outside_the_table(programs):
+  table = np.arange(10 * 16, dtype=np.int32).reshape(10, 16)
+  idx = np.array([[1, 10], [-5, 2]], dtype=np.int32)
+  np.testing.assert_array_equal(_bag_sums(table, idx), np.array([table[1], table[2]]))
+  assert not _uses_sparsecore(programs[-1:])
+
+
+def test_table_larger_than_vmem_refuses_what_the_sparsecore_cannot_run(programs):
+  """A table larger than VMEM has no generic program (its lane loop would touch every row): the
+  SparseCore runs the lookup, and an index outside the table is an error naming why, not a number."""
+  V = backend_config().VMEM_TILES // 4 + 8  # rows of four tiles (tinygrad splits a one-hot reduce of 2^15 rows or more)
+  table = np.arange(V * 64, dtype=np.int32).reshape(V, 64)
+  np.testing.assert_array_equal(_lookup(table, np.array([V - 1, 0, 7], dtype=np.int32)), table[[V - 1, 0, 7]])
+  assert _uses_sparsecore(programs[-1:])
+  with pytest.raises(RuntimeError, match=r"runs only on the SparseCore .* \(an index outside the table\); the generic program cannot run: "):
+    _lookup(table, np.array([V, 0], dtype=np.int32))
