@@ -31,15 +31,17 @@ def transpose_dot(d) -> None:
 
 
 def worth_transposing(d, N: int) -> bool:
-  """A matrix-vector product (one M tile: a dense layer on one image) runs transposed: the MXU
-  then loads Kt weight tiles and streams Nt rows after each instead of Kt * Nt weight tiles with
-  one row tile each. The array does the same row passes either way, but with one row tile per
-  MMUL the SXU's MLW/MMUL issue is the bottleneck (r_120_400, LeNet's first dense layer: 6000 ->
-  200 MXU instructions). With two or more row tiles the MXU is the bottleneck already and the
-  orientation stays as the matcher found it. (A dot whose result is drained through a fused
-  epilogue keeps it too: layout_dots asks epilogue.py.)"""
+  """A dot with fewer row tiles than weight columns (Mt < Nt: a dense layer on a small batch) runs
+  transposed: the MXU then loads Kt * Mt weight tiles and streams Nt rows after each instead of
+  Kt * Nt weight tiles with Mt row tiles each. The array does the same row passes either way, but
+  every MLW costs an issue slot and a cycle of the MXU's tile buffer between MMULs: with one row
+  tile per MMUL the SXU's MLW/MMUL issue is the bottleneck (r_120_400, LeNet's first dense layer:
+  6000 -> 200 MXU instructions), with four (mlp_784_128_10's r_16_128_784, MMUL T = 4) one cycle
+  in 17 is lost (111,533 -> 106,163 cycles transposed). With Mt >= Nt the orientation stays as the
+  matcher found it. (A dot whose result is drained through a fused epilogue keeps it unless the
+  transposition saves many pairs: layout_dots asks epilogue.py.)"""
   M, _, Nc = d.dims
-  return -(-M // N) == 1 and -(-Nc // N) > 1
+  return -(-M // N) < -(-Nc // N)
 
 
 TRANSPOSE_OVER_EPILOGUE = 64  # MLW/MMUL pairs a transposition must save to be taken over a fused epilogue

@@ -204,6 +204,8 @@ def test_mxu_conv(name):
 TRANSPOSED = {
   "matvec": (lambda a, b: a @ b, (1, 400), (400, 120)),
   "thin": (lambda a, b: a @ b, (3, 20), (20, 37)),
+  "two_row_tiles": (lambda a, b: a @ b, (8, 40), (40, 24)),  # Mt = 2 < Nt = 6 (a small batch: mlp_784_128_10)
+  "small_batch_bias_relu": (lambda a, b: (a @ b + 7).relu(), (16, 200), (200, 28)),  # saves 300 pairs: over the fused epilogue
   "bf16": (lambda a, b: a.cast(dtypes.bfloat16).realize() @ b.cast(dtypes.bfloat16).realize(), (1, 24), (24, 9)),
   "batched": (lambda a, b: a @ b, (2, 2, 9), (2, 9, 13)),
   "conv_padded": (lambda x, w: x.conv2d(w, padding=1), (1, 3, 2, 2), (20, 3, 3, 3)),
