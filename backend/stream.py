@@ -25,6 +25,7 @@ import dataclasses
 import numpy as np
 from tinygrad.uop.ops import Ops
 
+from tinytpu import isa
 from tinytpu.backend.vcode import SR, Label, Mem
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
@@ -35,9 +36,9 @@ LAST_SKIP = "_last"  # a label ending so: the BEQ to it skips its block in the l
 # preceding and following it
 OVERLAP_MIN, OVERLAP_CHUNKS = 64, 4
 # the prologue splits its largest buffer (SPLIT_MIN tiles or more) into pieces while its DMA
-# commands stay within PROLOGUE_DMAS: rtl/dma.sv's queue depth (tensorcore DMA_QDEPTH), so none
-# of them holds the issue
-SPLIT_MIN, PROLOGUE_DMAS = 256, 4
+# commands stay within PROLOGUE_DMAS: the DMA engine's queue depth (isa.DMA_QDEPTH), so none of
+# them holds the issue
+SPLIT_MIN, PROLOGUE_DMAS = 256, isa.DMA_QDEPTH
 CHUNK_MAX = 1024  # tiles of g per chunk: the first chunk's DMA and the last one's write-back are not overlapped
 
 

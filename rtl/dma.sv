@@ -35,7 +35,7 @@
 // request mux; the tag FIFO and the response stage (VMEM writes of DMA.IN).
 module dma #(
   parameter int unsigned N           = 4,
-  parameter int unsigned QDEPTH      = 4,
+  parameter int unsigned QDEPTH      = tinytpu_pkg::DMA_QDEPTH,
   parameter int unsigned HBM_LATENCY = 100,
   localparam int unsigned L          = N * N,
   localparam int unsigned QW         = $clog2(QDEPTH),

@@ -35,7 +35,6 @@ module tensorcore
   parameter int unsigned IMEM_WORDS = 4096,
   parameter int unsigned HBM_TILES  = 1 << 20,
   parameter int unsigned HBM_LATENCY = 100,  // sizes the DMA's tag FIFO (one a request in flight)
-  parameter int unsigned DMA_QDEPTH = 4,
   parameter int unsigned CORES      = 1,
   localparam int unsigned L         = N * N,
   localparam int unsigned FLAG_W    = $clog2(SIG_FLAGS),
@@ -499,7 +498,7 @@ module tensorcore
   logic is_dma;
   assign is_dma = iss && dp == DP_DMA;
 
-  dma #(.N(N), .QDEPTH(DMA_QDEPTH), .HBM_LATENCY(HBM_LATENCY)) u_dma (
+  dma #(.N(N), .QDEPTH(DMA_QDEPTH), .HBM_LATENCY(HBM_LATENCY)) u_dma (  // DMA_QDEPTH: tinytpu_pkg (isa.DMA_QDEPTH)
     .clk_i,
     .rst_ni,
     .cmd_valid_i     (is_dma),

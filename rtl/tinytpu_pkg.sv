@@ -26,6 +26,7 @@ package tinytpu_pkg;
   localparam int unsigned LOOP_DEPTH = 4;
   localparam int unsigned SIG_FLAGS = 8;
   localparam int unsigned EMB_W_MAX = 16;
+  localparam int unsigned DMA_QDEPTH = 4;
   localparam int unsigned NUM_PERF = 13;
   localparam int unsigned NUM_VPU_FN = 107;
   localparam int unsigned NUM_XLU_FN = 9;

@@ -40,6 +40,7 @@ def sv_package() -> str:
   L.append(f"  localparam int unsigned LOOP_DEPTH = {isa.LOOP_DEPTH};")
   L.append(f"  localparam int unsigned SIG_FLAGS = {isa.SIG_FLAGS};")
   L.append(f"  localparam int unsigned EMB_W_MAX = {isa.EMB_W_MAX};")
+  L.append(f"  localparam int unsigned DMA_QDEPTH = {isa.DMA_QDEPTH};")
   L.append(f"  localparam int unsigned NUM_PERF = {len(isa.PERF_COUNTERS)};")
   L.append(f"  localparam int unsigned NUM_VPU_FN = {len(isa.VPU_FNS)};")
   L.append(f"  localparam int unsigned NUM_XLU_FN = {len(isa.XLU_FNS)};")

@@ -248,6 +248,9 @@ LOOP_DEPTH = 4
 SIG_FLAGS = 8
 # SparseCore (doc/sparsecore.md): the widest table row in tiles (the size of its bag accumulator)
 EMB_W_MAX = 16
+# the DMA engine's command queue (rtl/dma.sv, doc/hbm.md): DMA.IN/DMA.OUT commands it holds before
+# a further one waits at issue (the backend's HBM prologue issues at most this many: backend/stream.py)
+DMA_QDEPTH = 4
 
 # ---------------------------------------------------------------------------------------------
 # VPU functions: (name, arity, latency, group, semantics). arity: 1 = unary (`vd, va`),

@@ -30,6 +30,7 @@ import random
 from cocotb.triggers import FallingEdge, ReadOnly
 from pyuvm import uvm_analysis_port, uvm_component, uvm_driver, uvm_sequence, uvm_sequencer
 
+from tinytpu import isa
 from tinytpu.tb import kit
 
 
@@ -411,7 +412,7 @@ class DmaCoverage(kit.CoverageCollector):
     cov.cross("shape", ["in", "out"], ["1", "2-16", "17-254", "255"], ["1", "2-6", "7+"])
     cov.cross("hstride", ["in", "out"], ["zero", "dense", "negative", "gapped"])
     cov.cross("vstride", ["in", "out"], ["zero", "dense", "gapped"])
-    cov.bins("queued", range(1, 6))   # commands accepted and not complete (queue of 4 plus the walker)
+    cov.bins("queued", range(1, isa.DMA_QDEPTH + 2))  # commands accepted and not complete (the queue plus the walker)
     cov.bins("events", EVENTS)
 
   def sample_cmd(self, c: DmaCmd):

@@ -8,7 +8,7 @@ from tinytpu.config import DEFAULT
 from tinytpu.tb import kit
 from tinytpu.tools import RTL
 
-SOURCES = [RTL / "dma.sv"]
+SOURCES = [RTL / "tinytpu_pkg.sv", RTL / "dma.sv"]  # the package: the queue depth (isa.DMA_QDEPTH)
 TESTS = "DmaTiming,DmaRandom,DmaBackpressure,DmaSlowHbm,DmaChains,DmaBrokenModel"
 
 
