@@ -53,11 +53,13 @@ def summary(points: dict[str, int]) -> dict[str, dict]:
 
 def by_module(points: dict[str, int]) -> dict[str, dict[str, list[int]]]:
   """{module: {kind: [points hit, points]}}: Verilator's `page` is `v_<kind>/<module>` (a package's
-  functions count in the package, wherever they are instantiated)."""
+  functions count in the package, wherever they are instantiated); a module instantiated with
+  other parameters than its defaults is Verilator's `<module>__<params>` (the co-sim's `sxu__H100000`),
+  counted as the module."""
   out: dict[str, dict[str, list[int]]] = {}
   for key, n in points.items():
     kind, _, mod = fields(key).get("page", "v_user/?").partition("/")
-    c = out.setdefault(mod or "?", {}).setdefault(kind.removeprefix("v_"), [0, 0])
+    c = out.setdefault(mod.split("__")[0] or "?", {}).setdefault(kind.removeprefix("v_"), [0, 0])
     c[1] += 1
     c[0] += n > 0
   return out
@@ -99,8 +101,10 @@ def write_dat(points: dict[str, int], path: pathlib.Path) -> None:
 
 
 def collect(since: float, root: pathlib.Path) -> list[pathlib.Path]:
-  """coverage.dat files the kit's simulations wrote since `since` (under build/cocotb/*/run/*/)."""
-  return sorted(p for p in root.glob("build/cocotb/*/run/*/coverage.dat") if p.stat().st_mtime >= since)
+  """coverage.dat files the kit's simulations (build/cocotb/*/run/*/) and the co-sim processes of
+  --coverage builds (build/cosim-cov/*/, tinytpu.cosim.sim_env) wrote since `since`."""
+  found = [*root.glob("build/cocotb/*/run/*/coverage.dat"), *root.glob("build/cosim-cov/*/coverage.dat")]
+  return sorted(p for p in found if p.stat().st_mtime >= since)
 
 
 def markdown(summ: dict[str, dict], nfiles: int, mods: dict[str, dict[str, list[int]]] | None = None, floor: dict | None = None) -> str:

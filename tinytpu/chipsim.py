@@ -69,7 +69,7 @@ def _answer(out: str, err: str, rc: int, config: Config) -> ChipResult:
 
 def run_raw(text: str, config: Config = DEFAULT) -> tuple[int, str, str]:
   """The binary's exit code, stdout and stderr for a chip bundle text given as is."""
-  r = subprocess.run([build(config), "-"], input=text, capture_output=True, text=True)
+  r = subprocess.run([build(config), "-"], input=text, capture_output=True, text=True, env=cosim.sim_env())
   return r.returncode, r.stdout, r.stderr
 
 
@@ -80,7 +80,7 @@ def run_chip(b: ChipBundle | str, config: Config | None = None, trace: str | os.
   if trace is None:
     return _finish(cb, server(cb.config).run(cb), check)
   exe = build(cb.config, trace=True)
-  r = subprocess.run([exe, "--trace", str(trace), "-"], input=chipbundle.write(cb), capture_output=True, text=True)
+  r = subprocess.run([exe, "--trace", str(trace), "-"], input=chipbundle.write(cb), capture_output=True, text=True, env=cosim.sim_env())
   return _finish(cb, _answer(r.stdout, r.stderr, r.returncode, cb.config), check)
 
 
@@ -94,7 +94,7 @@ class Server:
   """One chip co-sim process running chip bundles back to back (reset between them)."""
   def __init__(self, config: Config = DEFAULT):
     self.config = config
-    self.proc = subprocess.Popen([build(config), "--server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    self.proc = subprocess.Popen([build(config), "--server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=cosim.sim_env())
 
   def run(self, cb: ChipBundle | str) -> ChipResult:
     text = cb if isinstance(cb, str) else chipbundle.write(cb)

@@ -63,18 +63,43 @@ def build(config: Config = DEFAULT, trace: bool = False, verbose: bool = False) 
   return exe
 
 
+def coverage_build() -> bool:
+  """TINYTPU_BUILD_ARGS=--coverage (the regression's code-coverage variant, as for the unit
+  environments): the co-sim binaries are built with Verilator line, toggle and branch coverage,
+  in a build folder of their own, and every process writes a coverage.dat (sim_env)."""
+  return "--coverage" in os.environ.get("TINYTPU_BUILD_ARGS", "").split()
+
+
+COVERAGE_RUNS = tools.BUILD / "cosim-cov"  # <pid>-<n>/coverage.dat per co-sim process (regress/codecov.collect)
+_cov_seq = iter(range(1 << 62))
+
+
+def sim_env() -> dict | None:
+  """The environment of a co-sim process: with a coverage build, where it writes its coverage.dat
+  (TINYTPU_COSIM_COVERAGE, read by rtl/sim/sim_clock.h at exit); else the caller's (None)."""
+  if not coverage_build():
+    return None
+  d = COVERAGE_RUNS / f"{os.getpid()}-{next(_cov_seq)}"
+  d.mkdir(parents=True, exist_ok=True)
+  return {**os.environ, "TINYTPU_COSIM_COVERAGE": str(d / "coverage.dat")}
+
+
 def verilate(top: str, gen_args: list[str], sources: list[pathlib.Path], d: pathlib.Path, name: str, hdr: str,
              lock_path: pathlib.Path, trace: bool, what: str) -> tuple[pathlib.Path, float | None]:
   """Build (or reuse) a co-simulation binary d/name of `top` from `sources` (SystemVerilog and the
   C++ main) with sim_config.h = hdr; rebuilt when the command, the header or any source, C++
-  header or SystemVerilog include changed. Returns (the binary, build seconds or None if reused)."""
+  header or SystemVerilog include changed. Returns (the binary, build seconds or None if reused).
+  A coverage build (coverage_build) goes to d + "-cov" with --coverage."""
+  cov = coverage_build()
+  if cov:
+    d, lock_path = d.with_name(d.name + "-cov"), lock_path.with_name(lock_path.name + ".cov")
   d.mkdir(parents=True, exist_ok=True)
   exe = d / name
   cmd = [tools.verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--threads", "1", "-O3",
          "--assert", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
          "--top-module", top, *gen_args, "--Mdir", str(d / "obj"), "-o", str(exe),
          f"-I{tools.RTL}", "-CFLAGS", " ".join(CFLAGS + [f"-I{SIM}", f"-I{d}"]),
-         *(["--trace-fst" if FST else "--trace"] if trace else []),
+         *(["--trace-fst" if FST else "--trace"] if trace else []), *(tools.COVERAGE_ARGS if cov else []),
          *map(str, sources)]
   h = hashlib.sha256(("\0".join(cmd[:-len(sources)]) + hdr).encode())
   for s in sources + sorted(SIM.glob("*.h")) + sorted(tools.RTL.glob("*.svh")):  # headers: C++ and SystemVerilog `include
@@ -131,14 +156,16 @@ def run_bundle(text: str | bundle.Bundle, config: Config | None = None, trace: s
   text = _prepare(text, config)
   exe = build(config, trace=trace is not None)
   args = [str(exe)] + (["--trace", str(trace)] if trace is not None else []) + (["--events", str(events)] if events is not None else []) + ["-"]
-  env = {**os.environ, "TINYTPU_RETIRE": str(retire)} if retire is not None else None
+  env = sim_env()
+  if retire is not None:
+    env = {**(env or os.environ), "TINYTPU_RETIRE": str(retire)}
   r = subprocess.run(args, input=text, capture_output=True, text=True, env=env)
   return _answer(r.stdout, r.stderr, r.returncode, config, bundle.resultfile_of(text))
 
 
 def run_raw(text: str, config: Config = DEFAULT) -> tuple[int, str, str]:
   """The binary's exit code, stdout and stderr for bundle text given as is (no `asm` handling)."""
-  r = subprocess.run([str(build(config)), "-"], input=text, capture_output=True, text=True)
+  r = subprocess.run([str(build(config)), "-"], input=text, capture_output=True, text=True, env=sim_env())
   return r.returncode, r.stdout, r.stderr
 
 
@@ -146,7 +173,7 @@ class Server:
   """One co-sim process running bundles back to back; the core is reset between bundles."""
   def __init__(self, config: Config = DEFAULT):
     self.config = config
-    self.proc = subprocess.Popen([str(build(config)), "--server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    self.proc = subprocess.Popen([str(build(config)), "--server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=sim_env())
 
   def run(self, text: str) -> bundle.Result:
     text = _prepare(text, self.config)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -38,6 +39,10 @@ struct SimClock {
   }
   ~SimClock() {
     top->final();
+#if VM_COVERAGE
+    // a --coverage build (tinytpu.cosim.coverage_build): what every bundle of this process reached
+    if (const char *cov = getenv("TINYTPU_COSIM_COVERAGE")) ctx->coveragep()->write(cov);
+#endif
 #if VM_TRACE
     if (tfp) tfp->close();
 #endif

@@ -70,7 +70,7 @@ def build(top: str, sources: list[pathlib.Path | str] | None = None, params: dic
   # --assert: the RTL's assertions (rtl/assert.svh, included from rtl/ by -I) are checked in every build
   args = ["-Wall", *([str(vlt)] if vlt.exists() else []), "--assert", f"-I{tools.RTL}", "--x-assign", "unique", "--x-initial", "unique",
           "-O2", "--output-split", "0", *((["--trace-fst"] if FST else []) + ["--trace-structs"] if waves else []), *(build_args or []),
-          *shlex.split(os.environ.get("TINYTPU_BUILD_ARGS", ""))]  # e.g. --coverage for a regression variant
+          *tools.build_args_from_env()]  # e.g. --coverage for a regression variant
   bdir = BUILD / f"{top}_{_key(top, srcs, params, args, waves)}"
   stamp = _stamp(srcs + ([vlt] if vlt.exists() else []) + sorted(tools.RTL.glob("*.svh")), args)  # headers too (assert.svh)
   bdir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,54 @@
+"""Code coverage of the co-sim binaries (tinytpu.cosim.coverage_build, doc/regress.md): with
+TINYTPU_BUILD_ARGS=--coverage the co-sim is built with Verilator line, toggle and user coverage in a
+folder of its own, and every process writes its coverage.dat where regress/codecov.collect finds it.
+The build itself is nightly (group cosim-codecov); the plumbing is checked here."""
+import os
+
+import pytest
+
+from tinytpu import cosim, tools
+from tinytpu.regress import codecov
+
+BUNDLE = ("tinytpu-bundle 1 N=4 VMEM_TILES=1024 PSUM_TILES=64\nasm LI s1, 5\nasm VSPLAT v1, s1\nasm VST v1, [s0 + 3]\n"
+          "asm LI s2, 200\nasm DMA.OUT [s2 + 0], [s0 + 3], 1\nasm DMA.IN [s0 + 9], [s2 + 0], 1\nasm HALT\ndump vmem 9 1\nrun 10000\n")
+
+
+def test_coverage_arguments(monkeypatch, tmp_path):
+  monkeypatch.setattr(cosim, "COVERAGE_RUNS", tmp_path)
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage -DFOO")
+  assert tools.build_args_from_env() == tools.COVERAGE_ARGS + ["-DFOO"]  # no expression coverage (tools.COVERAGE_ARGS)
+  assert cosim.coverage_build()
+  env = cosim.sim_env()
+  path = env["TINYTPU_COSIM_COVERAGE"]
+  assert path.startswith(str(tmp_path / f"{os.getpid()}-")) and path.endswith("coverage.dat")
+  assert cosim.sim_env()["TINYTPU_COSIM_COVERAGE"] != path  # one file per process
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "")
+  assert cosim.sim_env() is None and not cosim.coverage_build()
+
+
+def test_collect_finds_cosim_files(tmp_path):
+  d = tmp_path / "build" / "cosim-cov" / "1-0"
+  d.mkdir(parents=True)
+  (d / "coverage.dat").write_text("# SystemC::Coverage-3\n")
+  assert codecov.collect(0, tmp_path) == [d / "coverage.dat"]
+
+
+def test_parameterised_modules_count_as_the_module():
+  """Verilator names a module instantiated with non-default parameters `<module>__<params>`."""
+  key = lambda mod, line: f"\x01page\x02v_line/{mod}\x01l\x02{line}"  # noqa: E731
+  mods = codecov.by_module({key("sxu__H100000", 1): 1, key("sxu", 2): 0, key("dma__Q4", 3): 2})
+  assert mods == {"sxu": {"line": [1, 2]}, "dma": {"line": [1, 1]}}
+
+
+@pytest.mark.nightly
+def test_coverage_build_writes_every_module(monkeypatch):
+  """A --coverage co-sim run (one process, and the server) writes points of sim_top and of what it
+  instantiates."""
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage")
+  before = set(cosim.COVERAGE_RUNS.glob("*/coverage.dat"))
+  r = cosim.run_bundle(BUNDLE)
+  assert r.status == "ok" and (r.dumps[0][2] == 5).all()
+  new = [p for p in cosim.COVERAGE_RUNS.glob("*/coverage.dat") if p not in before]
+  assert len(new) == 1
+  mods = codecov.by_module(codecov.merge(new))
+  assert {"sim_top", "tensorcore", "sxu", "dma", "hbm", "hbm_arb", "sparsecore"} <= set(mods), sorted(mods)
