@@ -327,8 +327,9 @@ class Stream:
     pieces = {}
     if not out and moved and (big := max(moved, key=lambda w: w.tiles)).tiles >= SPLIT_MIN:
       n = min(PROLOGUE_DMAS - len(moved) + 1, big.tiles // (SPLIT_MIN // 2))
-      cuts = [big.tiles * ((1 << i) - 1) // ((1 << n) - 1) for i in range(n + 1)]
-      pieces[big.slot] = [(a, b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
+      if n > 1:  # a kernel moving as many buffers as the queue holds does not split (n = 0 divided by zero)
+        cuts = [big.tiles * ((1 << i) - 1) // ((1 << n) - 1) for i in range(n + 1)]
+        pieces[big.slot] = [(a, b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
     for w in moved:
       for off, tiles in pieces.get(w.slot, [(0, w.tiles)]):
         self.dma("DMA.OUT" if out else "DMA.IN", 0, w.base + off, w.slot, w.lo + off, tiles)

@@ -176,3 +176,13 @@ def test_uint32_cummin_through_emulated_int64_is_refused():
   a0 = Tensor(np.full((2, 2, 1, 1), 0, np.uint16), device="TINYTPU")
   with pytest.raises(NotImplementedError, match=r"MAX of a uint32 value \(up to 4294967295\) cast to int32: tinygrad's int64 emulated"):
     (a0 < 0).cast(dtypes.uint32).cummin(0)[0].numpy()
+
+
+def test_prologue_of_five_buffers_with_a_large_one():
+  """test_ops' test_nll_loss_3d_weight: a kernel reading five whole buffers, one of 256 tiles or more,
+  divided by zero planning its HBM prologue (no room left in the DMA queue to split the large one)."""
+  x = rng.integers(-100, 100, (64, 64)).astype(np.int32)  # int8 values: the row sums of products run on the MXU
+  y, z, w, v = (rng.integers(-100, 100, 64).astype(np.int32) for _ in range(4))
+  f = lambda a, b, c, d, e: (a * b).sum(1) + c * d - e  # noqa: E731
+  got = f(*(Tensor(t, device="TINYTPU") for t in (x, y, z, w, v))).numpy()
+  np.testing.assert_array_equal(got, f(*(Tensor(t, device="PYTHON") for t in (x, y, z, w, v))).numpy())
