@@ -46,7 +46,9 @@ class NoLoopCounter(NotImplementedError):
   """No scalar register is left to count an outer loop in branches (lower_kernel retries frugally)."""
 
 
-def legalise(code: list, kernel: str = "kernel") -> list:
+def legalise(code: list, kernel: str = "kernel", virtual: bool = False) -> list:
+  """The code with every loop nested deeper than the SXU's stack counted in branches; with `virtual`
+  (a kernel whose scalar registers spill.py reallocates) the counters may be names past s15."""
   spans = loop_spans(code)
   inside = {s: [t for t in spans if t[0] < s[0] and s[1] <= t[1]] for s in spans}  # enclosing loops
   below = {}  # loops in the deepest chain from s down, s included
@@ -58,7 +60,10 @@ def legalise(code: list, kernel: str = "kernel") -> list:
       convert.append(s)
   if not convert:
     return code
-  free = sorted(set(range(1, DEFAULT.SREGS)) - {r for c in code if isinstance(c, Ins) for o in c.ops for r in sregs(o)})
+  used = {r for c in code if isinstance(c, Ins) for o in c.ops for r in sregs(o)}
+  free = sorted(set(range(1, DEFAULT.SREGS)) - used)
+  if virtual:
+    free += list(range(max(used | {DEFAULT.SREGS - 1}) + 1, max(used | {DEFAULT.SREGS - 1}) + 1 + len(convert)))
   if len(free) < len(convert):
     raise NoLoopCounter(f"TINYTPU kernel {kernel}: loops nest {max(below.values())} deep (the SXU has {isa.LOOP_DEPTH}) "
                               f"and {len(convert) - len(free)} more scalar register(s) are needed to count the outer ones in branches")

@@ -17,7 +17,7 @@ The lowering is a set of passes over one Lowering object, one module each:
 - mxu_match.py / layout.py / mxu_sched.py: dot products for the MXU, their VMEM tables, their schedule;
 - handlers.py: the per-UOp handlers (HANDLERS, like a renderer's code_for_op) and addressing;
 - this module: the driver (output nests, the lane loop, reduce-loop unrolling);
-then peephole.py, loops.py (loop depth), schedule.py, regalloc.py (allocation) and listing.py (the
+then peephole.py, loops.py (loop depth), schedule.py, spill.py (scalar spilling, when needed), regalloc.py (allocation) and listing.py (the
 TASM listing the renderer returns)."""
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from tinytpu.backend.peephole import optimize
 from tinytpu.backend.records import Const, Kernel, LaneReduce, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
+from tinytpu.backend.spill import reallocate
 from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.stream import Stream
 from tinytpu.backend.mxu_stream import MxuStream
@@ -81,7 +82,8 @@ def lower_kernel(uops: list[UOp], cfg: Config) -> Kernel:
   """Lower a linearised kernel: each output nest in turn (output_nests), one program. A kernel that
   runs out of scalar registers (or has none left to count a loop nested deeper than the SXU's stack
   in branches, loops.legalise) is lowered again frugally: no induction registers (addresses are
-  computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers)."""
+  computed in temporaries) and no partially unrolled reduce loops (no per-copy step registers);
+  one that still does is lowered frugally a third time with its scalar registers spilled (spill.py)."""
   if (m := embedding.match(uops, cfg)) is not None:  # a SparseCore lookup, behind its launch guard (embedding.py)
     k = embedding.lower(m, cfg, _kernel_name(uops))
     k.guards = [embedding.guard(m)]
@@ -102,16 +104,18 @@ def _kernel_name(uops: list[UOp]) -> str:
 
 
 def _lower_any(uops: list[UOp], cfg: Config, requant: bool) -> Kernel:
-  try:
-    return _lower_parts(list(uops), cfg, frugal=False, requant=requant)
-  except (OutOfScalarRegisters, loops.NoLoopCounter):  # a loop nested deeper than the SXU's stack needs a free register to count it
-    return _lower_parts(list(uops), cfg, frugal=True, requant=requant)
+  for frugal, spill in ((False, False), (True, False), (True, True)):
+    try:
+      return _lower_parts(list(uops), cfg, frugal=frugal, requant=requant, spill=spill)
+    except (OutOfScalarRegisters, loops.NoLoopCounter):  # a loop nested deeper than the SXU's stack needs a free register to count it
+      if spill:
+        raise
 
 
-def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = False) -> Kernel:
+def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = False, spill: bool = False) -> Kernel:
   parts, first, codes, low, prev, windows = output_nests(uops), None, [], None, None, {}
   for k, part in enumerate(parts):
-    low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "", frugal=frugal)
+    low = Lowering(part, cfg, first_tile=first, prefix=f"P{k}_" if len(parts) > 1 else "", frugal=frugal, spill=spill)
     low.requant = requant
     code = low.emit()
     codes += code[:-1] if k < len(parts) - 1 else code  # one HALT, at the end
@@ -137,8 +141,10 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
 
 
 class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream):
-  def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False):
-    self.uops, self.cfg, self.L, self.frugal = uops, cfg, cfg.N * cfg.N, frugal
+  def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
+               spill: bool = False):
+    self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill
+    self.virtual = cfg.SREGS  # spill: the next name past the physical registers (spill.py maps them)
     self.name = _kernel_name(uops)
     self.first_tile, self.prefix = first_tile, prefix  # where this part's VMEM tables start (None: after the constant pool)
     self.code: list = []    # Ins | Label
@@ -163,6 +169,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
 
   def sreg(self, why: str, temp: bool = True) -> int:
     """A free scalar register; temporaries are released after the current UOp is lowered."""
+    if not self.free_sregs and self.spill:
+      self.free_sregs.append(self.virtual)
+      self.virtual += 1
     if not self.free_sregs:
       raise OutOfScalarRegisters(f"TINYTPU kernel {self.name}: out of scalar registers ({why}); the kernel has too many nested loops or variables"
                                  + (" even without induction registers and unrolled reduce steps" if self.frugal else ""))
@@ -212,8 +221,13 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
 
   def finish(self, code: list[tuple]) -> Kernel:
     """Schedule and allocate the virtual code; the kernel record for the runtime."""
-    code = schedule(optimize(loops.legalise(code, self.name)), NPHYS)
-    text, spills, weights = allocate(code, self.spill_base)
+    code = schedule(optimize(loops.legalise(code, self.name, virtual=self.spill)), NPHYS)
+    scalar, origin = reallocate(code, {r for _, _, r in self.var_regs}, self.name) if self.spill else (code, None)
+    text, spills, weights = allocate(scalar, self.spill_base)
+    if origin is not None:  # the retired-instruction count per instruction of `code`, its spill code included
+      weights, w = [0] * len(code), weights
+      for k, i in enumerate(origin):
+        weights[i] += w[k]
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
                   {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks,

@@ -39,16 +39,18 @@ SCRATCH = 3  # physical registers kept for reloading spilled operands
 NPHYS = DEFAULT.VREGS - SCRATCH
 
 
-def allocate(code: list, spill_base: int) -> tuple[str, int, list[int]]:
+def live_ranges(code: list, names) -> tuple[dict, dict]:
+  """(first, last) instruction index of every register `names(entry)` lists, the range widened so
+  that a value live into a loop (hardware or branch loop) stays live to the loop's end: it is read
+  again in the next iteration. Used for the vector registers here and the scalar ones (spill.py)."""
   # loop extents in instruction indices: hardware loops (LOOP/LOOPI at i ... label at j) and branch loops
   spans = loops.loop_spans(code) + loops.branch_loops(code)
-  first: dict[VT, int] = {}
-  last: dict[VT, int] = {}
+  first: dict = {}
+  last: dict = {}
   for i, c in enumerate(code):
-    for v in vts(c):
+    for v in names(c):
       first.setdefault(v, i)
       last[v] = i
-  # a value live into a loop stays live for the whole loop (it is read again next iteration)
   changed = True
   while changed:
     changed = False
@@ -57,6 +59,11 @@ def allocate(code: list, spill_base: int) -> tuple[str, int, list[int]]:
         if first[v] < s < last[v] <= e:
           if last[v] < e:
             last[v], changed = e, True
+  return first, last
+
+
+def allocate(code: list, spill_base: int) -> tuple[str, int, list[int]]:
+  first, last = live_ranges(code, vts)
   order = sorted(first, key=lambda v: first[v])
   phys: dict[VT, int] = {}
   spill: dict[VT, int] = {}
