@@ -99,6 +99,25 @@ def test_chip_cores_use_the_sparsecore(monkeypatch):
   assert not _uses_sparsecore(bundles[-1])
 
 
+@pytest.mark.nightly
+def test_chip_core_lookup_on_the_rtl(monkeypatch):
+  """The same on the chip's RTL (rtl/chip.sv, the SparseCore on node 3) and golden, compared: a
+  lookup on core 1 and a bag sum on core 0, one launch each. Nightly, as tests/backend/test_multi.py's
+  RTL runs: about 2 s, but it needs a chip build of the backend's VMEM size (5 minutes) that nothing
+  else in `make test` builds."""
+  monkeypatch.setenv("TINYTPU_CHIP", "1")
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(5)
+  table = rng.integers(-1000, 1000, (30, 16)).astype(np.int32)
+  idx = rng.integers(0, 30, 20).astype(np.int32)
+  np.testing.assert_array_equal(_lookup(table, idx, "TINYTPU:1"), table[idx])
+  ftable = rng.standard_normal((30, 16)).astype(np.float32)
+  bags = rng.integers(0, 30, (9, 3)).astype(np.int32)
+  want = ftable[bags[:, 0]] + ftable[bags[:, 1]] + ftable[bags[:, 2]]
+  np.testing.assert_array_equal(_bag_sums(ftable, bags, "TINYTPU:0"), want)
+  chiplaunch.flush()
+
+
 def test_embedding_on_the_rtl(monkeypatch, programs):
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(3)

@@ -235,7 +235,10 @@ def test_emb_from_either_core():
     np.testing.assert_array_equal(vmem_tiles(rtl.cores[k].dumps), emb_expected(k))
     np.testing.assert_array_equal(rtl.dumps[k][2].reshape(24, -1), emb_expected(k))
     print(f"emb core {k}: chip {rtl.cores[k].cycles} cycles, single-core {single.cycles}")
-    assert single.cycles < rtl.cores[k].cycles < single.cycles + 8 * 20  # a few ring round trips more
+    # each of the program's dependent HBM steps (per lookup: check, index fetch, rows, write acks;
+    # then the DMA.IN) is a chip round trip, RT_EXTRA cycles longer than sim_top's: 152 cycles more
+    rt_extra = 3 + DEFAULT.NOC_NODES * (DEFAULT.NOC_LINK_LATENCY + 1)
+    assert single.cycles < rtl.cores[k].cycles <= single.cycles + 10 * (rt_extra + 1)
 
 
 def test_emb_both_cores_contend():
