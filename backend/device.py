@@ -133,13 +133,13 @@ class TinyTPUProgram(Program):
     if k.guards:  # requantising PSUM drains (epilogue.py), SparseCore lookups (embedding.py): for these values, else the fallback
       raw = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size) for slot, (info, mv) in by_slot.items() if slot in _guarded(k.guards)}
       host = {slot: v.astype(np.int64) for slot, v in raw.items()}
-      if not all(embedding.sparsecore_holds(g, raw, core is not None) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
+      if not all(embedding.sparsecore_holds(g, raw) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
                  for g in k.guards):
         if k.fallback is None:  # the generic program could not be lowered (embedding.py: a table larger than VMEM)
           why = next((g.get("no_fallback") for g in k.guards if g.get("no_fallback")), "no generic program")
-          raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: runs only on the SparseCore of a single-core device with every index "
-                             f"inside the table ({'a chip core' if core is not None else 'an index outside the table'}); "
-                             f"the generic program cannot run: {why}")
+          refused = "; ".join(r for g in k.guards if g.get("kind") == "sparsecore" and (r := embedding.sparsecore_refusal(g, raw)))
+          raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: runs only on the SparseCore with every index inside the table "
+                             f"({refused or 'a guard failed'}); the generic program cannot run: {why}")
         k = listing.Compiled.from_bytes(k.fallback.encode())
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]

@@ -10,10 +10,11 @@ register accumulator: `out[b*D + d] = 0 + sum over j of (gated) W[idx[b*J + j]*D
 D/(N*N) tiles, bags of 1 or J) and `EMB.BAG`/`EMB.FBAG` commands of up to 255 bags: the table,
 the index list and the output are the kernel's buffers in HBM, in the layout the SparseCore reads.
 
-The SparseCore traps on an index outside [0, V) where tinygrad reads 0, and it is not on the chip's
-nodes (rtl/chip.sv ties its port off): so the kernel carries a launch guard (`sparsecore_holds`:
-a single-core device and every index in range) and the generic program as its fallback, like the
-requantising drains (backend/epilogue.py). Sums: int32 wraps like tinygrad's; fp32 bags are a left
+The SparseCore traps on an index outside [0, V) where tinygrad reads 0: so the kernel carries a
+launch guard (`sparsecore_holds`: every index in range) and the generic program as its fallback,
+like the requantising drains (backend/epilogue.py). Every device has the SparseCore: the
+single-core co-sim next to its core, the chip on node 3 shared by both cores (doc/chip.md), so a
+chip core's lookup runs on it too. Sums: int32 wraps like tinygrad's; fp32 bags are a left
 fold in index order starting from the first row, tinygrad's from +0.0 then in index order: the
 same bits except where every row of a bag holds -0.0 (tinygrad: +0.0), so an fp32 bag sum's guard
 also asks for a table without -0.0."""
@@ -231,10 +232,18 @@ def guard(m: Lookup) -> dict:
   return g
 
 
-def sparsecore_holds(g: dict, host: dict, on_chip: bool) -> bool:
-  """The launch guard: the SparseCore is there (not a chip core), every index is in [0, rows), and
-  for fp32 bag sums no element of the table is -0.0 (host: slot -> the buffer's values)."""
+def sparsecore_refusal(g: dict, host: dict) -> str | None:
+  """Why the launch guard fails (None: it holds): an index outside [0, rows), or for fp32 bag sums
+  an element of the table that is -0.0 (host: slot -> the buffer's values). A single-core device
+  and both chip cores have the SparseCore (on the chip: node 3, doc/chip.md)."""
   x = host[g["idx"]][:g["count"]]
-  if on_chip or not ((x >= 0) & (x < g["rows"])).all():
-    return False
-  return "table" not in g or not ((host[g["table"]] == 0) & np.signbit(host[g["table"]])).any()
+  if not ((x >= 0) & (x < g["rows"])).all():
+    return "an index outside the table"
+  if "table" in g and ((host[g["table"]] == 0) & np.signbit(host[g["table"]])).any():
+    return "-0.0 in the fp32 table"
+  return None
+
+
+def sparsecore_holds(g: dict, host: dict) -> bool:
+  """The launch guard (sparsecore_refusal)."""
+  return sparsecore_refusal(g, host) is None

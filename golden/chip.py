@@ -7,6 +7,11 @@ signal: a write before a SIG.SEND, the read after the SIG.WAIT it satisfies, and
 - SIG.SEND core, flag adds one to that core's flag at issue (the RTL's release makes every earlier
   DMA of the sender complete first, which the golden model's copy-at-issue already is);
 - SIG.WAIT flag, count blocks while the flag is below count, then subtracts count;
+- EMB.BAG/EMB.FBAG (the SparseCore on node 3, shared by both cores) look up at issue in the shared
+  HBM with their core's EMB.CFG, as on one core (golden/sparsecore.py); the RTL's per-core interlock
+  orders a core's DMAs after its own lookups and SIG.SEND after them (release), and a lookup's HBM
+  ranges count like a DMA's for the synchronisation rule below, so which core's lookup the RTL's
+  arbiter serves first cannot change a correctly synchronised program's result (doc/chip.md);
 - the schedule: cores in turn (0, 1, 0, ...), each running until it halts, traps, times out or
   blocks; a blocked core is retried on its turn. A signal only ever raises a flag and a waiting
   core consumes only what it waits for, so which core runs first changes when a wait passes, never

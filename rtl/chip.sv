@@ -1,9 +1,11 @@
 // chip: the two-TensorCore chip (doc/chip.md, architecture.md section 8). Two tensorcores on NoC
-// nodes 0 and 1, the HBM controller (rtl/hbm.sv behind noc_hbm_ep.sv) on node 2, node 3 the
-// SparseCore's endpoint port (tied off here: it injects nothing and any flit reaching it is an
-// error). Two instances of rtl/noc.sv:
-// - the request ring carries the cores' HBM requests (to node 2) and their signals (to a core);
-// - the response ring carries the HBM's responses (node 2 to the requesting core).
+// nodes 0 and 1, the HBM controller (rtl/hbm.sv behind noc_hbm_ep.sv) on node 2, the SparseCore
+// (rtl/sparsecore.sv behind noc_sc_ep.sv) on node 3, shared by both cores through the command
+// arbiter rtl/sc_cmd_arb.sv (one lookup at a time; each core's SXU interlocks with the lookups it
+// issued). Two instances of rtl/noc.sv:
+// - the request ring carries the cores' and the SparseCore's HBM requests (to node 2) and the
+//   cores' signals (to a core);
+// - the response ring carries the HBM's responses (node 2 to the requesting core or SparseCore).
 // Every endpoint takes its ejected flits without waiting for its own injection on the same ring
 // (the cores always take responses and signals; the HBM endpoint books a buffer entry for a
 // request's response before taking it), which is doc/noc.md's consumption assumption; packets are
@@ -88,6 +90,13 @@ module chip
   logic                             q_err, r_err;
   logic [CORES-1:0]                 ep_err;
 
+  // the cores' SparseCore command ports (to sc_cmd_arb)
+  logic [CORES-1:0]                 emb_valid, emb_fp, emb_busy, emb_chk_valid, emb_chk_bad;
+  logic [CORES-1:0][31:0]           emb_tbase, emb_rows, emb_idx, emb_dst;
+  logic [CORES-1:0][4:0]            emb_width;
+  logic [CORES-1:0][15:0]           emb_bag;
+  logic [CORES-1:0][7:0]            emb_bags;
+
   // ---------------------------------------------------------------------------------------------
   // the cores and their endpoints (core k on node k)
   for (genvar k = 0; k < int'(CORES); k++) begin : g_core
@@ -97,12 +106,6 @@ module chip
     logic               sig_valid, sig_ready, rx_valid;
     logic [3:0]         sig_core;
     logic [FLAG_W-1:0]  sig_flag, rx_flag;
-    logic               emb_valid, emb_fp, unused_emb;
-    logic [31:0]        emb_tbase, emb_rows, emb_idx, emb_dst;
-    logic [4:0]         emb_width;
-    logic [15:0]        emb_bag;
-    logic [7:0]         emb_bags;
-    assign unused_emb = ^{emb_valid, emb_fp, emb_tbase, emb_rows, emb_idx, emb_dst, emb_width, emb_bag, emb_bags};
 
     tensorcore #(
       .N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES), .IMEM_WORDS(IMEM_WORDS),
@@ -147,20 +150,19 @@ module chip
       .sig_ready_i     (sig_ready),
       .sig_rx_valid_i  (rx_valid),
       .sig_rx_flag_i   (rx_flag),
-      // no SparseCore on the chip yet (node 3 is tied off, doc/chip.md): an EMB.BAG waits for its
-      // index check for ever, which the watchdog reports as a timeout at its pc
-      .emb_valid_o     (emb_valid),
-      .emb_fp_o        (emb_fp),
-      .emb_tbase_o     (emb_tbase),
-      .emb_rows_o      (emb_rows),
-      .emb_width_o     (emb_width),
-      .emb_bag_o       (emb_bag),
-      .emb_bags_o      (emb_bags),
-      .emb_idx_o       (emb_idx),
-      .emb_dst_o       (emb_dst),
-      .emb_busy_i      (1'b0),
-      .emb_chk_valid_i (1'b0),
-      .emb_chk_bad_i   (1'b0)
+      // the SparseCore on node 3 through sc_cmd_arb: busy and the check's answer are this core's
+      .emb_valid_o     (emb_valid[k]),
+      .emb_fp_o        (emb_fp[k]),
+      .emb_tbase_o     (emb_tbase[k]),
+      .emb_rows_o      (emb_rows[k]),
+      .emb_width_o     (emb_width[k]),
+      .emb_bag_o       (emb_bag[k]),
+      .emb_bags_o      (emb_bags[k]),
+      .emb_idx_o       (emb_idx[k]),
+      .emb_dst_o       (emb_dst[k]),
+      .emb_busy_i      (emb_busy[k]),
+      .emb_chk_valid_i (emb_chk_valid[k]),
+      .emb_chk_bad_i   (emb_chk_bad[k])
     );
 
     noc_core_ep #(
@@ -261,24 +263,104 @@ module chip
   assign r_ej_ready[HBM_NODE]  = 1'b1;
 
   // ---------------------------------------------------------------------------------------------
-  // node 3: the SparseCore's endpoint port, tied off until it is connected: it injects nothing on
-  // either ring and takes (and flags) anything that reaches it, so nothing can block behind it
-  logic sparse_err_q;
-  assign q_inj_valid[SPARSE_NODE] = 1'b0;
-  assign q_inj_dst[SPARSE_NODE]   = '0;
-  assign q_inj_tag[SPARSE_NODE]   = '0;
-  assign q_inj_data[SPARSE_NODE]  = '0;
+  // node 3: the SparseCore, a pure HBM client of node 2 (noc_sc_ep), its commands from both cores
+  logic               sc_valid, sc_ready, sc_fp, sc_chk_valid, sc_chk_bad, sc_busy, scep_err;
+  logic [31:0]        sc_tbase, sc_rows, sc_idx, sc_dst;
+  logic [4:0]         sc_width;
+  logic [15:0]        sc_bag;
+  logic [7:0]         sc_bags;
+  logic               s_req_valid, s_req_ready, s_req_we, s_rsp_valid, s_rsp_we;
+  logic [31:0]        s_req_addr;
+  logic [L-1:0][31:0] s_req_wdata, s_rsp_rdata;
+
+  sc_cmd_arb #(.CORES(CORES)) u_sc_arb (
+    .clk_i,
+    .rst_ni,
+    .emb_valid_i     (emb_valid),
+    .emb_fp_i        (emb_fp),
+    .emb_tbase_i     (emb_tbase),
+    .emb_rows_i      (emb_rows),
+    .emb_width_i     (emb_width),
+    .emb_bag_i       (emb_bag),
+    .emb_bags_i      (emb_bags),
+    .emb_idx_i       (emb_idx),
+    .emb_dst_i       (emb_dst),
+    .emb_busy_o      (emb_busy),
+    .emb_chk_valid_o (emb_chk_valid),
+    .emb_chk_bad_o   (emb_chk_bad),
+    .cmd_valid_o     (sc_valid),
+    .cmd_ready_i     (sc_ready),
+    .cmd_fp_o        (sc_fp),
+    .cmd_tbase_o     (sc_tbase),
+    .cmd_rows_o      (sc_rows),
+    .cmd_width_o     (sc_width),
+    .cmd_bag_o       (sc_bag),
+    .cmd_bags_o      (sc_bags),
+    .cmd_idx_o       (sc_idx),
+    .cmd_dst_o       (sc_dst),
+    .chk_valid_i     (sc_chk_valid),
+    .chk_bad_i       (sc_chk_bad),
+    .busy_i          (sc_busy)
+  );
+
+  // HBM_LATENCY sizes its tag FIFO only: the ring's round trip on top keeps a tile a cycle moving
+  sparsecore #(.N(N), .HBM_TILES(HBM_TILES), .HBM_LATENCY(HBM_LATENCY + RT_EXTRA)) u_sc (
+    .clk_i,
+    .rst_ni,
+    .cmd_valid_i     (sc_valid),
+    .cmd_ready_o     (sc_ready),
+    .cmd_fp_i        (sc_fp),
+    .cmd_tbase_i     (sc_tbase),
+    .cmd_rows_i      (sc_rows),
+    .cmd_width_i     (sc_width),
+    .cmd_bag_i       (sc_bag),
+    .cmd_bags_i      (sc_bags),
+    .cmd_idx_i       (sc_idx),
+    .cmd_dst_i       (sc_dst),
+    .chk_valid_o     (sc_chk_valid),
+    .chk_bad_o       (sc_chk_bad),
+    .busy_o          (sc_busy),
+    .hbm_req_valid_o (s_req_valid),
+    .hbm_req_ready_i (s_req_ready),
+    .hbm_req_we_o    (s_req_we),
+    .hbm_req_addr_o  (s_req_addr),
+    .hbm_req_wdata_o (s_req_wdata),
+    .hbm_rsp_valid_i (s_rsp_valid),
+    .hbm_rsp_we_i    (s_rsp_we),
+    .hbm_rsp_rdata_i (s_rsp_rdata)
+  );
+
+  noc_sc_ep #(.N(N), .ID_W(ID_W), .HBM_NODE(HBM_NODE)) u_sc_ep (
+    .clk_i,
+    .rst_ni,
+    .hbm_req_valid_i (s_req_valid),
+    .hbm_req_ready_o (s_req_ready),
+    .hbm_req_we_i    (s_req_we),
+    .hbm_req_addr_i  (s_req_addr),
+    .hbm_req_wdata_i (s_req_wdata),
+    .hbm_rsp_valid_o (s_rsp_valid),
+    .hbm_rsp_we_o    (s_rsp_we),
+    .hbm_rsp_rdata_o (s_rsp_rdata),
+    .req_inj_valid_o (q_inj_valid[SPARSE_NODE]),
+    .req_inj_ready_i (q_inj_ready[SPARSE_NODE]),
+    .req_inj_dst_o   (q_inj_dst[SPARSE_NODE]),
+    .req_inj_tag_o   (q_inj_tag[SPARSE_NODE]),
+    .req_inj_data_o  (q_inj_data[SPARSE_NODE]),
+    .req_ej_valid_i  (q_ej_valid[SPARSE_NODE]),
+    .req_ej_ready_o  (q_ej_ready[SPARSE_NODE]),
+    .rsp_ej_valid_i  (r_ej_valid[SPARSE_NODE]),
+    .rsp_ej_ready_o  (r_ej_ready[SPARSE_NODE]),
+    .rsp_ej_src_i    (r_ej_src[SPARSE_NODE]),
+    .rsp_ej_tag_i    (r_ej_tag[SPARSE_NODE]),
+    .rsp_ej_data_i   (r_ej_data[SPARSE_NODE]),
+    .err_o           (scep_err)
+  );
+
+  // the SparseCore answers nobody on the response ring
   assign r_inj_valid[SPARSE_NODE] = 1'b0;
   assign r_inj_dst[SPARSE_NODE]   = '0;
   assign r_inj_tag[SPARSE_NODE]   = '0;
   assign r_inj_data[SPARSE_NODE]  = '0;
-  assign q_ej_ready[SPARSE_NODE]  = 1'b1;
-  assign r_ej_ready[SPARSE_NODE]  = 1'b1;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) sparse_err_q <= 1'b0;
-    else         sparse_err_q <= sparse_err_q || q_ej_valid[SPARSE_NODE] || r_ej_valid[SPARSE_NODE];
-  end
-  `ASSERT(NothingToSparseCore, !q_ej_valid[SPARSE_NODE] && !r_ej_valid[SPARSE_NODE])
 
   // ---------------------------------------------------------------------------------------------
   // the two rings
@@ -322,11 +404,10 @@ module chip
     .contend_o   (r_cont)
   );
 
-  assign err_o = q_err || r_err || (|ep_err) || hep_err || h_err || sparse_err_q;
+  assign err_o = q_err || r_err || (|ep_err) || hep_err || h_err || scep_err;
 
   logic unused;
-  assign unused = ^{q_bad, q_busy, q_cont, r_bad, r_busy, r_cont, q_inj_ready[HBM_NODE], q_inj_ready[SPARSE_NODE],
+  assign unused = ^{q_bad, q_busy, q_cont, r_bad, r_busy, r_cont, q_inj_ready[HBM_NODE],
                     r_inj_ready[SPARSE_NODE], q_ej_src[SPARSE_NODE], q_ej_tag[SPARSE_NODE], q_ej_data[SPARSE_NODE],
-                    r_ej_src[HBM_NODE], r_ej_tag[HBM_NODE], r_ej_data[HBM_NODE], r_ej_valid[HBM_NODE],
-                    r_ej_src[SPARSE_NODE], r_ej_tag[SPARSE_NODE], r_ej_data[SPARSE_NODE]};
+                    r_ej_src[HBM_NODE], r_ej_tag[HBM_NODE], r_ej_data[HBM_NODE], r_ej_valid[HBM_NODE]};
 endmodule

@@ -1,7 +1,8 @@
 """tinygrad's nn.Embedding on the SparseCore (backend/embedding.py, doc/backend.md "Embeddings"):
-lookups whose rows are whole tiles run as EMB.CFG + EMB.BAG/EMB.FBAG behind a launch guard; an
-index outside the table, a chip core (no SparseCore on the chip) or rows that are not whole tiles
-run the generic program, with tinygrad's semantics (a row of zeros for an index out of range)."""
+lookups whose rows are whole tiles run as EMB.CFG + EMB.BAG/EMB.FBAG behind a launch guard, on a
+single-core device and on either chip core (the chip's SparseCore on node 3); an index outside the
+table or rows that are not whole tiles run the generic program, with tinygrad's semantics (a row of
+zeros for an index out of range)."""
 import numpy as np
 import pytest
 
@@ -79,16 +80,42 @@ def test_rows_that_are_not_whole_tiles_run_the_generic_program(programs):
   assert not _uses_sparsecore(programs)
 
 
-def test_chip_cores_run_the_generic_program(monkeypatch):
-  """The chip has no SparseCore on its nodes: on TINYTPU:1 the guard picks the generic program."""
+def test_chip_cores_use_the_sparsecore(monkeypatch):
+  """The chip has the SparseCore on node 3 (doc/chip.md): on TINYTPU:1 and TINYTPU:0 of the chip the
+  guard picks the EMB.BAG program; an index outside the table still runs the generic one."""
+  monkeypatch.setenv("TINYTPU_CHIP", "1")
   bundles = []
   real = runner.run_chip
-  monkeypatch.setattr(runner, "run_chip", lambda items: (bundles.extend(b for b, _ in items.values()), real(items))[1])
+  monkeypatch.setattr(runner, "run_chip", lambda items: (bundles.append([b.program for b, _ in items.values()]), real(items))[1])
   table = np.arange(40 * 16, dtype=np.int32).reshape(40, 16)
   idx = np.array([39, 0, 4], dtype=np.int32)
-  np.testing.assert_array_equal(_lookup(table, idx, "TINYTPU:1"), table[idx])
+  for dev in ("TINYTPU:1", "TINYTPU:0"):
+    np.testing.assert_array_equal(_lookup(table, idx, dev), table[idx])
+    chiplaunch.flush()
+    assert bundles and _uses_sparsecore(bundles[-1]), dev
+  bad = np.array([3, 40], dtype=np.int32)
+  np.testing.assert_array_equal(_lookup(table, bad, "TINYTPU:1"), _expected(table, bad))
   chiplaunch.flush()
-  assert bundles and not _uses_sparsecore([b.program for b in bundles])
+  assert not _uses_sparsecore(bundles[-1])
+
+
+@pytest.mark.nightly
+def test_chip_core_lookup_on_the_rtl(monkeypatch):
+  """The same on the chip's RTL (rtl/chip.sv, the SparseCore on node 3) and golden, compared: a
+  lookup on core 1 and a bag sum on core 0, one launch each. Nightly, as tests/backend/test_multi.py's
+  RTL runs: about 2 s, but it needs a chip build of the backend's VMEM size (5 minutes) that nothing
+  else in `make test` builds."""
+  monkeypatch.setenv("TINYTPU_CHIP", "1")
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(5)
+  table = rng.integers(-1000, 1000, (30, 16)).astype(np.int32)
+  idx = rng.integers(0, 30, 20).astype(np.int32)
+  np.testing.assert_array_equal(_lookup(table, idx, "TINYTPU:1"), table[idx])
+  ftable = rng.standard_normal((30, 16)).astype(np.float32)
+  bags = rng.integers(0, 30, (9, 3)).astype(np.int32)
+  want = ftable[bags[:, 0]] + ftable[bags[:, 1]] + ftable[bags[:, 2]]
+  np.testing.assert_array_equal(_bag_sums(ftable, bags, "TINYTPU:0"), want)
+  chiplaunch.flush()
 
 
 def test_embedding_on_the_rtl(monkeypatch, programs):

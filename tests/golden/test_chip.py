@@ -191,3 +191,119 @@ def test_write_parse_round_trip():
   back = chipbundle.parse_chip_result(chipbundle.format_chip_result(r))
   assert [c.status for c in back.cores] == ["ok", "ok"] and back.cycles == r.cycles
   np.testing.assert_array_equal(back.dumps[0][2], r.dumps[0][2])
+
+
+# ---------------------------------------------------------------------------------------------
+# the SparseCore on node 3 (doc/chip.md "The SparseCore on node 3"): lookups from either core, from
+# both at once, a trap on one core, a handoff of pooled rows; the programs are shared with
+# tests/rtl/test_chip.py
+EMB_TBASE, EMB_ROWS, EMB_W, EMB_BAG = 100, 12, 2, 4
+EMB_IDX = (200, 210)  # each core's index list (2 tiles: 32 indices)
+EMB_DST = (300, 400)  # each core's pooled rows: 8 int bags then 4 fp bags, 2 tiles each
+
+
+def emb_table() -> np.ndarray:
+  """(rows, width*N*N) float32 values (their bits serve the int bags too)."""
+  return np.random.default_rng(33).standard_normal((EMB_ROWS, EMB_W * N * N)).astype(np.float32)
+
+
+def emb_indices(core: int, bad: int | None = None) -> np.ndarray:
+  x = np.random.default_rng(40 + core).integers(0, EMB_ROWS, 2 * N * N)
+  if bad is not None: x[bad] = EMB_ROWS  # one index out of range
+  return x
+
+
+def emb_prog(core: int) -> str:
+  """EMB.CFG, an int lookup of 8 bags and an fp one of 4 on the same list, then a DMA.IN of the
+  pooled rows (it waits for this core's SparseCore work) into VMEM 0..23."""
+  return f"""LI s1, {EMB_TBASE}
+LI s2, {EMB_ROWS}
+EMB.CFG s1, s2, {EMB_W}, {EMB_BAG}
+LI s3, {EMB_IDX[core]}
+LI s4, {EMB_DST[core]}
+EMB.BAG [s4 + 0], [s3 + 0], 8
+EMB.FBAG [s4 + 16], [s3 + 0], 4
+DMA.IN [s0 + 0], [s4 + 0], 24
+HALT"""
+
+
+EMB_BAG_PC = 5  # the EMB.BAG's pc in emb_prog
+
+
+def emb_chip(progs: tuple[str, str], bad: tuple = (None, None), dumps_vmem: bool = True, run: int = 20000) -> str:
+  t = emb_table().view(np.uint32).reshape(EMB_ROWS * EMB_W, N * N)
+  shared = [f"hbm {EMB_TBASE + i} {tile(t[i])}" for i in range(len(t))]
+  for k in (0, 1):
+    ind = emb_indices(k, bad[k]).reshape(2, N * N)
+    shared += [f"hbm {EMB_IDX[k] + i} {tile(ind[i])}" for i in range(2)]
+  shared += [f"dump hbm {EMB_DST[k]} 24" for k in (0, 1)]
+  text = chip_text(progs[0], progs[1], "\n".join(shared), run=run)
+  if dumps_vmem:
+    text = text.replace("core 0\n", "core 0\ndump vmem 0 24\n").replace("core 1\n", "core 1\ndump vmem 0 24\n")
+  return text
+
+
+def emb_expected(core: int) -> np.ndarray:
+  """The 24 pooled tiles of emb_prog(core) from numpy: 8 int32 bags (wrapping sums of the rows'
+  bits) then 4 fp32 bags (a left fold in index order), (24, N*N) uint32."""
+  t = emb_table()
+  ti = t.view(np.uint32).astype(np.uint64)
+  x = emb_indices(core)
+  ints = [(ti[x[b * EMB_BAG:(b + 1) * EMB_BAG]].sum(0) & 0xFFFFFFFF).astype(np.uint32) for b in range(8)]
+  fps = []
+  for b in range(4):
+    s = t[x[b * EMB_BAG]].copy()
+    for j in range(1, EMB_BAG): s = (s + t[x[b * EMB_BAG + j]]).astype(np.float32)
+    fps.append(s.view(np.uint32))
+  return np.concatenate(ints + fps).reshape(24, N * N)
+
+
+def vmem_tiles(dumps) -> np.ndarray:
+  """A core's `dump vmem 0 24` as (24, N*N) uint32 (one dump record a tile)."""
+  return np.stack([np.asarray(d[2]).reshape(N * N) for d in dumps]).view(np.uint32)
+
+
+def emb_handoff() -> str:
+  """Core 0 pools its rows and signals; core 1 waits and copies core 0's pooled rows into VMEM 0..23
+  (the SIG.SEND's release covers the SparseCore's writes)."""
+  sender = emb_prog(0).replace("DMA.IN [s0 + 0], [s4 + 0], 24\n", "LI s5, 1\nSIG.SEND s5, 0\n")
+  receiver = f"SIG.WAIT 0, 1\nLI s4, {EMB_DST[0]}\nDMA.IN [s0 + 0], [s4 + 0], 24\nHALT"
+  return emb_chip((sender, receiver))
+
+
+def test_emb_on_either_core_golden():
+  """A lookup on core k of the chip is the single-core lookup: numpy's pooled rows in HBM and VMEM."""
+  for k in (0, 1):
+    progs = ["HALT", "HALT"]
+    progs[k] = emb_prog(k)
+    r = golden_chip.run(chipbundle.parse(emb_chip(tuple(progs))))
+    assert [c.status for c in r.cores] == ["ok", "ok"]
+    np.testing.assert_array_equal(r.dumps[k][2].reshape(24, N * N), emb_expected(k))
+    np.testing.assert_array_equal(vmem_tiles(r.cores[k].dumps), emb_expected(k))
+
+
+def test_emb_both_cores_and_schedule_golden():
+  """Both cores look up at once (one table, their own lists and destinations), in the default
+  schedule and in core 1 first, one instruction at a time: the same end state."""
+  cb = chipbundle.parse(emb_chip((emb_prog(0), emb_prog(1))))
+  a = golden_chip.run(cb)
+  for k in (0, 1):
+    np.testing.assert_array_equal(a.dumps[k][2].reshape(24, N * N), emb_expected(k))
+  ms = golden_chip.machines(cb)
+  done, budget = [None, None], 1
+  while None in done:
+    for k in (1, 0):
+      if done[k] is None:
+        st = ms[k].run(ms[k].retired + budget)
+        if st[0] in ("ok", "trap"): done[k] = st
+    budget += 1
+  for k in (0, 1):
+    np.testing.assert_array_equal(vmem_tiles(ms[k].dump("vmem", 0, 24)), vmem_tiles(a.cores[k].dumps))
+
+
+def test_emb_trap_and_handoff_golden():
+  r = golden_chip.run(chipbundle.parse(emb_chip((emb_prog(0), emb_prog(1)), bad=(None, 17))))
+  assert (r.cores[1].status, r.cores[1].trap, r.cores[1].pc) == ("trap", "emb_index_out_of_range", EMB_BAG_PC)
+  assert r.cores[0].status == "ok" and not r.dumps[1][2].any()  # a trapping lookup writes nothing
+  r = golden_chip.run(chipbundle.parse(emb_handoff()))
+  np.testing.assert_array_equal(vmem_tiles(r.cores[1].dumps), emb_expected(0))

@@ -1,19 +1,22 @@
 """The two-core chip on the RTL (rtl/chip.sv through rtl/sim/chip/sim_chip.sv, doc/chip.md): handoffs
 through HBM with SIG.SEND/SIG.WAIT (producer/consumer, ping-pong), both cores on HBM at once, the
 no_such_core trap, the deadlock report, bundle rejection by the C++ reader, the zero-load latency
-of a remote HBM read (exact), and a random two-core lockstep against golden/chip.py. Expected values
+of a remote HBM read (exact), the SparseCore on node 3 (lookups from either core, from both at
+once, a trap on one core, a handoff of pooled rows), and a random two-core lockstep (EMB items
+included) against golden/chip.py. Expected values
 come from numpy and the golden model, never from the RTL."""
 import numpy as np
 import pytest
 
-from tinytpu import bundle, chipbundle, chipsim, cosim, randprog, randdma
+from tinytpu import bundle, chipbundle, chipsim, cosim, isa, randdma, randprog
 from tinytpu.chipbundle import ChipBundle, ChipDeadlock
 from tinytpu.config import DEFAULT
 from tinytpu.golden import chip as golden_chip
 from tinytpu.records import BundleError, diff_results
 
-from tests.golden.test_chip import (BAD, DEADLOCK0, DEADLOCK1, X0, chip_text, ping_pong,
-                                    ping_pong_expected, producer_consumer, tile)
+from tests.golden.test_chip import (BAD, DEADLOCK0, DEADLOCK1, EMB_BAG_PC, X0, chip_text, emb_chip, emb_expected,
+                                    emb_handoff, emb_prog, ping_pong, ping_pong_expected, producer_consumer, tile,
+                                    vmem_tiles)
 
 
 def same_as_golden(cb: ChipBundle):
@@ -152,16 +155,17 @@ HANDOFF = 1 << 19  # the handoff tile (or one a window further when a random win
 
 
 def random_chip(seed: int) -> ChipBundle:
-  """Two random programs of tinytpu.randprog (DMA on, no traps on purpose) on disjoint HBM windows,
+  """Two random programs of tinytpu.randprog (DMA and EMB items on, no traps on purpose: each core's
+  lookups use tables, index lists and destinations in its own window) on disjoint HBM windows,
   then a synchronised handoff: core 0 writes its VMEM tile 0 to HBM[HANDOFF] and signals, core 1
   waits and reads it into its VMEM tile 0 (dumped). Racy by design would be a bug of the test: the
   windows are disjoint and the handoff tile is outside both."""
   c = DEFAULT
-  p0 = randprog.program(seed, c, traps=False, dma=True, emb=False)
+  p0 = randprog.program(seed, c, traps=False, dma=True, emb=True)
   w0 = range(p0.hbm[0], p0.hbm[0] + randdma.HW)
   j = 0
   while True:
-    p1 = randprog.program(seed * 1000 + 7 + j, c, traps=False, dma=True, emb=False)
+    p1 = randprog.program(seed * 1000 + 7 + j, c, traps=False, dma=True, emb=True)
     w1 = range(p1.hbm[0], p1.hbm[0] + randdma.HW)
     if not (set(w0) & set(w1)): break
     j += 1
@@ -191,7 +195,10 @@ def lockstep(seed: int):
   np.testing.assert_array_equal(rtl.cores[1].dumps[0][2], gold.cores[0].dumps[0][2])  # the handoff arrived
 
 
-@pytest.mark.parametrize("seed", range(3))
+EMB_SEEDS = (5, 6)  # seeds whose programs look up on both cores (test_random_lockstep_has_lookups)
+
+
+@pytest.mark.parametrize("seed", [*range(3), *EMB_SEEDS])
 def test_random_two_core_lockstep(seed):
   lockstep(seed)
 
@@ -200,6 +207,69 @@ def test_random_two_core_lockstep(seed):
 @pytest.mark.parametrize("seed", range(3, 40))
 def test_random_two_core_lockstep_long(seed):
   lockstep(seed)
+
+
+def test_random_lockstep_has_lookups():
+  """The lockstep's programs do reach the SparseCore from both cores (randemb items) in EMB_SEEDS."""
+  for seed in EMB_SEEDS:
+    names = [[isa.decode(w, DEFAULT.N)[0].mnemonic for w in b.program] for b in random_chip(seed).cores]
+    assert all(any(n in ("EMB.BAG", "EMB.FBAG") for n in ns) for ns in names), (seed, names)
+
+
+# ---------------------------------------------------------------------------------------------
+# the SparseCore on node 3
+def test_emb_from_either_core():
+  """A lookup (int and fp) from core 0, then from core 1, the other core idle: RTL = golden = numpy;
+  the cycles against the same program on the single-core co-sim (sim_top: the SparseCore next to
+  the core) are printed."""
+  b = bundle.parse(f"{bundle.header(DEFAULT)}\n" + "\n".join("asm " + x for x in emb_prog(0).splitlines()) + "\n" +
+                   "\n".join(ln for ln in emb_chip(("HALT", "HALT"), dumps_vmem=False).splitlines() if ln.startswith("hbm ")) +
+                   "\ndump vmem 0 24\nrun 20000\n")
+  single = cosim.run_bundle(b)
+  assert single.status == "ok"
+  np.testing.assert_array_equal(vmem_tiles(single.dumps), emb_expected(0))
+  for k in (0, 1):
+    progs = ["HALT", "HALT"]
+    progs[k] = emb_prog(k)
+    rtl, _ = same_as_golden(chipbundle.parse(emb_chip(tuple(progs))))
+    np.testing.assert_array_equal(vmem_tiles(rtl.cores[k].dumps), emb_expected(k))
+    np.testing.assert_array_equal(rtl.dumps[k][2].reshape(24, -1), emb_expected(k))
+    print(f"emb core {k}: chip {rtl.cores[k].cycles} cycles, single-core {single.cycles}")
+    # each of the program's dependent HBM steps (per lookup: check, index fetch, rows, write acks;
+    # then the DMA.IN) is a chip round trip, RT_EXTRA cycles longer than sim_top's: 152 cycles more
+    rt_extra = 3 + DEFAULT.NOC_NODES * (DEFAULT.NOC_LINK_LATENCY + 1)
+    assert single.cycles < rtl.cores[k].cycles <= single.cycles + 10 * (rt_extra + 1)
+
+
+def test_emb_both_cores_contend():
+  """Both cores look up at once: one lookup at a time on the SparseCore, the other core's waits at
+  its EMB.BAG (stall_unit), every check answer and busy goes to its own core, DMAs wait for their
+  own core's lookups; results equal golden and numpy."""
+  rtl, _ = same_as_golden(chipbundle.parse(emb_chip((emb_prog(0), emb_prog(1)))))
+  alone = chipsim.run_chip(chipbundle.parse(emb_chip((emb_prog(0), "HALT"))))
+  for k in (0, 1):
+    np.testing.assert_array_equal(vmem_tiles(rtl.cores[k].dumps), emb_expected(k))
+  assert max(c.cycles for c in rtl.cores) > alone.cores[0].cycles + 100  # the lookups took turns
+  print(f"emb contention: alone {alone.cores[0].cycles}, both {rtl.cores[0].cycles} / {rtl.cores[1].cycles}")
+
+
+def test_emb_trap_on_one_core():
+  """Core 1's list holds an index out of range: core 1 traps emb_index_out_of_range at its EMB.BAG
+  and writes nothing; core 0's lookups, at the same time, complete."""
+  rtl, _ = same_as_golden(chipbundle.parse(emb_chip((emb_prog(0), emb_prog(1)), bad=(None, 17))))
+  assert (rtl.cores[1].status, rtl.cores[1].trap, rtl.cores[1].pc) == ("trap", "emb_index_out_of_range", EMB_BAG_PC)
+  assert rtl.cores[0].status == "ok" and not rtl.dumps[1][2].any()
+  np.testing.assert_array_equal(vmem_tiles(rtl.cores[0].dumps), emb_expected(0))
+  rtl, _ = same_as_golden(chipbundle.parse(emb_chip((emb_prog(0), emb_prog(1)), bad=(3, None))))
+  assert (rtl.cores[0].status, rtl.cores[0].trap, rtl.cores[0].pc) == ("trap", "emb_index_out_of_range", EMB_BAG_PC)
+  assert rtl.cores[1].status == "ok"
+
+
+def test_emb_handoff():
+  """Core 0 pools rows and signals core 1, which copies them: SIG.SEND waits for the sender's
+  lookups (release), so the receiver sees every pooled row."""
+  rtl, _ = same_as_golden(chipbundle.parse(emb_handoff()))
+  np.testing.assert_array_equal(vmem_tiles(rtl.cores[1].dumps), emb_expected(0))
 
 
 def test_single_core_cosim_signals_itself_and_traps_other_cores():
