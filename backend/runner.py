@@ -37,15 +37,20 @@ class KernelError(RuntimeError):
   pass
 
 
-def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
+def _kept(name: str, ext: str, text: str, outputs: dict[str, str]) -> pathlib.Path:
+  """Write a bundle (or chip bundle) and each runner's output under TINYTPU_KEEP (or build/failed-kernels)."""
   d = pathlib.Path(os.environ.get("TINYTPU_KEEP") or "build/failed-kernels")
   d.mkdir(parents=True, exist_ok=True)
   stem = f"{next(_seq):04d}_{''.join(c if c.isalnum() else '_' for c in name)}"
-  path = d / f"{stem}.bundle"
-  path.write_text(bundle.write(b))
-  for who, r in outputs.items():
-    (d / f"{stem}.{who}.out").write_text(bundle.format_result(r))
+  path = d / f"{stem}.{ext}"
+  path.write_text(text)
+  for who, out in outputs.items():
+    (d / f"{stem}.{who}.out").write_text(out)
   return path
+
+
+def _keep(b: Bundle, name: str, outputs: dict[str, Result]) -> pathlib.Path:
+  return _kept(name, "bundle", bundle.write(b), {who: bundle.format_result(r) for who, r in outputs.items()})
 
 
 def _rtl(b: Bundle) -> Result:
@@ -84,14 +89,7 @@ def _chip_outs(cb, on_rtl: bool):
 
 def _keep_chip(cb, outs: dict, name: str) -> pathlib.Path:
   from tinytpu import chipbundle
-  d = pathlib.Path(os.environ.get("TINYTPU_KEEP") or "build/failed-kernels")
-  d.mkdir(parents=True, exist_ok=True)
-  stem = f"{next(_seq):04d}_{''.join(c if c.isalnum() else '_' for c in name)}"
-  path = d / f"{stem}.chip"
-  path.write_text(chipbundle.write(cb))
-  for who, r in outs.items():
-    (d / f"{stem}.{who}.out").write_text(chipbundle.format_chip_result(r, cb.config))
-  return path
+  return _kept(name, "chip", chipbundle.write(cb), {who: chipbundle.format_chip_result(r, cb.config) for who, r in outs.items()})
 
 
 def run_chip(items: dict[int, tuple[Bundle, str]]) -> dict[int, Result]:
