@@ -87,9 +87,13 @@ LAUNCHES = {"launches": 0, "paired": 0, "copies": 0}  # the multi-device tests c
 
 
 def submit(item: Item) -> None:
-  if item.core in PENDING or any(conflicts(item, p) for p in PENDING.values()):
-    flush()
-  item.bundle.hbm = item.load()  # after any launch it depends on: the mirrors are current
+  try:
+    if item.core in PENDING or any(conflicts(item, p) for p in PENDING.values()):
+      flush()
+    item.bundle.hbm = item.load()  # after any launch it depends on: the mirrors are current
+  except BaseException:  # the launch before it failed: this item never runs, its ranges go back
+    item.release()
+    raise
   if not PENDING:
     SPACE.held += 1  # ranges freed from now on wait for this launch
   PENDING[item.core] = item

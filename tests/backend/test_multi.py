@@ -165,3 +165,19 @@ def test_pack_round_trips_bytes():
 def test_third_device_is_refused():
   with pytest.raises(RuntimeError, match=r"TINYTPU:2: the TinyTPU chip has 2 cores \(TINYTPU:0, TINYTPU:1\)"):
     Device["TINYTPU:2"]
+
+
+def test_a_failing_launch_names_the_kernel_and_core_and_gives_back_its_ranges():
+  """A trap in a chip launch raises KernelError with the kernel, its core and the pc, whichever call
+  flushed; every item's temporary HBM ranges are given back (the next item too, if it never ran)."""
+  cfg = backend_config()
+  released = []
+
+  def item(core, name, src):
+    b = Bundle(config=cfg, program=asm.assemble(src, cfg.N), max_cycles=100_000)
+    return chiplaunch.Item(core, name, b, [], lambda: [], [], [], lambda r: None, lambda: released.append(name))
+  chiplaunch.flush()
+  chiplaunch.submit(item(1, "bad", "LI s1, -5\nDMA.IN [s0 + 0], [s1 + 0], 1\nHALT\n"))
+  with pytest.raises(runner.KernelError, match=r"TINYTPU kernel bad \(chip core 1\): trap hbm_out_of_range at pc=1"):
+    chiplaunch.submit(item(1, "next", "HALT\n"))  # same core: flushes the bad one first
+  assert released == ["bad", "next"] and not chiplaunch.PENDING and chiplaunch.SPACE.held == 0
