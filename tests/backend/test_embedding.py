@@ -70,6 +70,7 @@ def test_index_outside_the_table_runs_the_generic_program(programs):
   table = rng.standard_normal((20, 16)).astype(np.float32)
   idx = np.array([3, -1, 19, 20, 7, 1 << 30], dtype=np.int32)
   np.testing.assert_array_equal(_lookup(table, idx), _expected(table, idx))
+  np.testing.assert_array_equal(_lookup(table, idx, "PYTHON"), _expected(table, idx))  # tinygrad's own semantics
   assert not _uses_sparsecore(programs[-1:])
 
 
@@ -148,6 +149,7 @@ def test_bag_sums_run_on_the_sparsecore(programs, dtype, V, D, bags, J):
   table = rng.integers(-big, big, (V, D)).astype(dtype) if dtype == np.int32 else rng.standard_normal((V, D)).astype(dtype)
   idx = rng.integers(0, V, (bags, J)).astype(np.int32)
   got = _bag_sums(table, idx)
+  np.testing.assert_array_equal(got, _bag_sums(table, idx, "PYTHON"))  # tinygrad's UOp semantics, bit for bit
   if dtype == np.int32:
     want = table[idx].astype(np.int64).sum(1).astype(np.int32)  # wraps like int32 adds
   else:

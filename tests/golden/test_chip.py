@@ -97,6 +97,18 @@ def ping_pong_expected() -> np.ndarray:
   return x
 
 
+def _core1_first(ms):
+  """Run both machines to the end in another interleaving: core 1 first, one instruction budget more each round."""
+  done, budget = [None, None], 1
+  while None in done:
+    for k in (1, 0):
+      if done[k] is None:
+        st = ms[k].run(ms[k].retired + budget)
+        if st[0] in ("ok", "trap"):
+          done[k] = st
+    budget += 1
+  return done
+
 def test_producer_consumer_golden():
   r = golden_chip.run(chipbundle.parse(producer_consumer()))
   assert [c.status for c in r.cores] == ["ok", "ok"] and r.deadlock is None
@@ -118,14 +130,7 @@ def test_schedule_does_not_change_the_result():
   a = golden_chip.run(cb)
   ms = golden_chip.machines(cb)
   # a different schedule: core 1 first, one instruction budget at a time
-  done = [None, None]
-  budget = 1
-  while None in done:
-    for k in (1, 0):
-      if done[k] is None:
-        st = ms[k].run(ms[k].retired + budget)
-        if st[0] in ("ok", "trap"): done[k] = st
-    budget += 1
+  _core1_first(ms)
   got = ms[0].dump("vmem", 3, 1)[0][2]
   np.testing.assert_array_equal(got, a.cores[0].dumps[0][2])
 
@@ -290,13 +295,7 @@ def test_emb_both_cores_and_schedule_golden():
   for k in (0, 1):
     np.testing.assert_array_equal(a.dumps[k][2].reshape(24, N * N), emb_expected(k))
   ms = golden_chip.machines(cb)
-  done, budget = [None, None], 1
-  while None in done:
-    for k in (1, 0):
-      if done[k] is None:
-        st = ms[k].run(ms[k].retired + budget)
-        if st[0] in ("ok", "trap"): done[k] = st
-    budget += 1
+  _core1_first(ms)
   for k in (0, 1):
     np.testing.assert_array_equal(vmem_tiles(ms[k].dump("vmem", 0, 24)), vmem_tiles(a.cores[k].dumps))
 
