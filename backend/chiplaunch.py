@@ -31,12 +31,14 @@ from typing import Callable
 
 import numpy as np
 
+from tinytpu import isa
 from tinytpu.backend import hbm
 from tinytpu.bundle import Bundle, Result
 from tinytpu.config import CHIP_CORES, Config
 
 SPACE = hbm.HbmSpace()  # the chip's HBM: both cores' devices allocate their buffers here
-IMM_MAX = (1 << 15) - 1  # DMA offsets are 16-bit signed immediates
+IMM_MAX = isa.offset_max("DMA.IN")  # DMA offsets: signed immediates of the ISA table's field
+T_MAX, ROWS_MAX = isa.operand_max("DMA.IN", "T"), isa.operand_max("DMA.CFG", "rows")
 
 
 def host_range(mv: memoryview) -> tuple[int, int]:
@@ -158,8 +160,8 @@ def copy_program(src: int, dst: int, tiles: int, cfg: Config) -> str:
   `rows` x T tiles into alternating halves of VMEM (the SXU's DMA interlocks order each DMA.OUT
   after its DMA.IN, and the next DMA.IN into a half after the DMA.OUT that reads it)."""
   half = min(cfg.VMEM_TILES // 2, 1 << 14)
-  t = min(255, tiles, half)
-  rows = max(1, min(65535, half // t))
+  t = min(T_MAX, tiles, half)
+  rows = max(1, min(ROWS_MAX, half // t))
   out = [f"LI s1, {src}", f"LI s2, {dst}", f"LI s3, {t}"]
   off, cmd, left, shape = 0, 0, tiles, None
   while left:

@@ -31,7 +31,8 @@ from tinytpu import isa
 from tinytpu.backend.records import Buf, Kernel
 from tinytpu.config import Config
 
-IMM_MAX = (1 << 15) - 1  # EMB.BAG offsets are 16-bit signed immediates
+IMM_MAX = isa.offset_max("EMB.BAG")  # offsets: signed immediates of the ISA table's field
+BAGS_MAX = isa.operand_max("EMB.BAG", "B")  # bags per command
 _PASSIVE = (Ops.CONST, Ops.CAST, Ops.PARAM, Ops.SINK, Ops.END, Ops.NOOP, Ops.BUFFER, Ops.AFTER)
 
 
@@ -187,7 +188,7 @@ def match(uops: list[UOp], cfg: Config) -> Lookup | None:
   if (isz := _int(idx.src[0])) is None or isz < B * J:
     return None
   step = cfg.lanes // math.gcd(J, cfg.lanes)  # bags per command: each command's index list starts on a tile
-  per = B if B <= 255 else 255 // step * step
+  per = B if B <= BAGS_MAX else BAGS_MAX // step * step
   if per < 1:
     return None
   used = set().union(*(s_.toposort() for s_ in stores))

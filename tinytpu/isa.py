@@ -718,3 +718,15 @@ def encode(ins: Instr, vals: dict[str, int], N: int) -> int:
         raise ValueError(f"{ins.mnemonic}: base register s{b} out of range")
       word |= b << FIELDS[o.base][0]
   return word
+
+
+def operand_max(mnemonic: str, name: str) -> int:
+  """The largest value the ISA table allows for an immediate operand (DMA.IN's T, EMB.BAG's B, ...)."""
+  op = next(o for o in BY_MNEMONIC[mnemonic].operands if o.name == name)
+  return op.hi if op.hi is not None else (1 << FIELDS[op.field][1]) - 1
+
+
+def offset_max(mnemonic: str) -> int:
+  """The largest memory-operand offset of an instruction (a signed immediate of its field)."""
+  op = next(o for o in BY_MNEMONIC[mnemonic].operands if o.kind == "mem")
+  return (1 << (FIELDS[op.field][1] - 1)) - 1
