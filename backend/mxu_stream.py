@@ -22,206 +22,20 @@ put them in lane order (area D, which overlays the staging and raw windows); the
 the dot value of lane tile t as tile D + t.
 
 Applies to one dot product (no batch, no padded windows) whose lane loop is m-major over exactly
-its M x Nc results, with A and B affine in (m, k) and (k, n), K a multiple of N and M a multiple of
-R. Anything else keeps the VMEM-resident layout or, when that does not fit, the VPU."""
+its M x Nc results in one of the two orientations (an NCHW convolution's only with the weights as
+A), with A and B affine in (m, k) and (k, n) or separable (im2col windows: mxu_plan.py). Anything
+else keeps the VMEM-resident layout or, when that does not fit, the VPU."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
-from tinygrad.dtype import dtypes
 
+from tinytpu.backend.mxu_plan import MxuPlan, Operand
 from tinytpu.backend.optable import LOOPI_MAX
-from tinytpu.backend.records import Dot
-from tinytpu.backend.stream import SPILL_RESERVE, HbmAddr
+from tinytpu.backend.stream import HbmAddr
 from tinytpu.backend.vcode import VT, Label, Mem, SR
 
 
-@dataclasses.dataclass
-class Operand:
-  """How one operand reaches the staging copies."""
-  slot: int
-  mode: str            # "resident" | "rows" | "kb" (B only)
-  win: int             # VMEM tiles of one raw window copy
-  table: np.ndarray    # [staged tiles, L] element offsets from the gather base
-  base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
-  step_kb: int         # elements the gather base (resident) or the window (kb, rows) moves per K block
-  step_chunk: int      # elements it moves per chunk
-  hstride: int = 0     # rows: HBM tiles between rows
-  rows: int = 0        # rows: rows of the 2-D DMA
-  at: int = 0          # VMEM tile of copy 0 (copy 1 follows)
-
-
-@dataclasses.dataclass
-class MxuStreamPlan:
-  d: Dot
-  mc: int
-  R: int
-  C: int               # lane tiles per chunk
-  nc: int
-  A: Operand
-  B: Operand
-  canon: list          # canonical lane tables (lists of L element offsets)
-  dfill: list          # per lane tile of a chunk: (canonical table, result tile it is relative to)
-  res: int = 0         # VMEM tiles: result area
-  tables: int = 0      # staging tables (A's mc, then B's Nt)
-  ctab: int = 0        # canonical lane tables
-  stage: int = 0       # staging copy 0 (copy 1 follows), then the raw windows; D overlays from here
-  dtiles: int = 0
-  elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
-
-
-def _affine2(e: np.ndarray):
-  """(c0, c1, c2) with e[i, j] = c0 + c1 * i + c2 * j for every element, else None."""
-  c0 = int(e[0, 0])
-  c1 = int(e[1, 0] - e[0, 0]) if e.shape[0] > 1 else 0
-  c2 = int(e[0, 1] - e[0, 0]) if e.shape[1] > 1 else 0
-  ii, jj = np.indices(e.shape)
-  return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
-
-
-class MxuStream:
-  def plan_mxu_stream(self) -> list[MxuStreamPlan]:
-    """The streamed plans of the kernel's one dot product, largest group first ([]: the caller
-    drops to the VPU). Sizes are checked against VMEM later, when the lane loop's windows are known."""
-    from tinytpu.backend.layout import _flat_offsets
-    N, L, P = self.cfg.N, self.L, self.cfg.PSUM_TILES
-    if len(self.dots) != 1 or self.symbolic or self.data_addr or self.prefix:
-      return []
-    d = self.dots[0]
-    if d.batch or d.a_mask is not None or d.b_mask is not None or d.a is d.b:
-      return []
-    M, K, Nc = d.dims
-    Mt, Nt = -(-M // N), -(-Nc // N)
-    if K % N or K < 2 or Nc < 1 or self.G != M * Nc or Nt > P:
-      return []
-    # the lanes: g = m * Nc + n (m-major, exactly the results)
-    g = np.arange(self.G)
-    rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
-    def flat(lanes):
-      f = np.zeros_like(g)
-      for r, e, _ in lanes:
-        if r not in rv:
-          return None
-        f = f * e + rv[r]
-      return f
-    fm, fn = flat(d.mlanes), flat(d.nlanes)
-    if fm is None or fn is None or (fm != g // Nc).any() or (fn != g % Nc).any():
-      return []
-    ea = _flat_offsets(d.mlanes)[:, None] + np.array(d.a_off)[None, :]   # [m][k], buffer elements
-    eb = np.array(d.b_off)[:, None] + _flat_offsets(d.nlanes)[None, :]   # [k][n]
-    fa, fb = _affine2(ea), _affine2(eb)
-    if fa is None or fb is None:
-      return []
-    plans = []
-    # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
-    # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
-    for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
-      if (plan := self._mxu_plan(d, mc, fa, fb)) is not None:
-        plan.elems = (np.unique(ea), np.unique(eb))
-        plans.append(plan)
-    return plans
-
-  def _mxu_plan(self, d: Dot, mc: int, fa, fb) -> MxuStreamPlan | None:
-    N, L = self.cfg.N, self.L
-    M, K, Nc = d.dims
-    Nt, R = -(-Nc // N), mc * N
-    a0, sp, sk = fa
-    b0, tk, tn = fb
-    pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
-    a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
-    # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
-    if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0:
-      tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
-      A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
-    else:
-      tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
-      A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)
-    # B: weight tile nt lane kj * N + pi holds B[k = kb*N + kj][n = nt*N + pi]; padding columns read column 0
-    def btab(rel_n):
-      rows = []
-      for nt in range(Nt):
-        n = nt * N + pi.T  # [kj][pi]
-        n = np.where(n < Nc, n, 0)
-        rows.append(rel_n(kj.T, n).ravel())
-      return np.stack(rows)
-    kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
-    if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles:
-      B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, 0)
-    elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles:  # a Linear weight (out, in): Nc rows of one tile
-      B = Operand(d.b.slot, "rows", Nc, btab(lambda k, n: n * L + k), b0, N, 0, hstride=tn // L, rows=Nc)
-    else:
-      B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
-    # lane order: lane tile q of a chunk gathers result element (nb * mc + mb) * L + (m % N) * N + n % N
-    gl = np.arange(R * Nc).reshape(-1, L)
-    m, n = gl // Nc, gl % Nc
-    e = ((n // N) * mc + m // N) * L + (m % N) * N + n % N
-    canon, dfill, ids = [], [], {}
-    for row in e:
-      shift = int(row.min()) // L
-      key = tuple((row - shift * L).tolist())
-      if key not in ids:
-        ids[key] = len(canon)
-        canon.append(list(key))
-      dfill.append((ids[key], shift))
-    C = R * Nc // L
-    return MxuStreamPlan(d, mc, R, C, -(-M // R), A, B, canon, dfill)
-
-  def _mxu_tiles(self, p: MxuStreamPlan, first: int) -> int:
-    """Lay the plan's VMEM areas out from tile `first`; returns the first tile after them."""
-    mc, Nt = p.mc, -(-p.d.dims[2] // self.cfg.N)
-    t = first
-    p.res, t = t, t + mc * Nt
-    p.tables, t = t, t + mc + Nt
-    p.ctab, t = t, t + len(p.canon)
-    for o in (p.A, p.B):
-      if o.mode == "resident":
-        o.at, t = t, t + o.win
-    p.stage = t
-    s = t + 2 * (mc + Nt)
-    for o in (p.A, p.B):
-      if o.mode != "resident":
-        o.at, s = s, s + 2 * o.win
-    p.dtiles = max(p.C, s - t)
-    return t + p.dtiles
-
-  def adopt_mxu_stream(self, forms: dict, uses: dict) -> bool:
-    """The chunk plan of a streamed dot product: chunks of C lane tiles, single buffered (the
-    GEMM between chunks hides the write-back), the operands without windows of their own, the
-    plan's areas after the windows. False when no group size fits in VMEM."""
-    V, L = self.cfg.VMEM_TILES, self.L
-    for p in self.mstream_plans:
-      nc = p.nc
-      plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64))
-      for slot in (p.A.slot, p.B.slot):
-        # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
-        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, 0))
-      foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
-      if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
-        continue
-      self._adopt(plan, p.C, nc, 1)
-      self.spill_base = self._mxu_tiles(p, self.first_tile)
-      self.mstream = p
-      self.mxu_tables = self.mxu_stream_tables()
-      for buf, e in zip((p.d.a, p.d.b), p.elems):
-        if buf.dtype != dtypes.int8 and p.d.mode == "int8":
-          self.int8_checks.append((buf.slot, e))
-      return True
-    return False
-
-  def _gathers_inside(self, p: MxuStreamPlan, V: int) -> bool:
-    """A resident operand's gathers, over every chunk and block (the last chunk's padding rows and
-    the extra block staged in the last iteration included), stay inside VMEM."""
-    Kt = p.d.dims[1] // self.cfg.N
-    for o in (p.A, p.B):
-      if o.mode == "resident":
-        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max())
-        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min())
-        if lo < 0 or hi >= V * self.L:
-          return False
-    return True
-
-  # --- code ----------------------------------------------------------------------------------
+class MxuStream(MxuPlan):
   def mxu_stream_prologue(self):
     """Before the chunk loop: the resident operands in; A's pointer (it moves R rows per chunk)."""
     p = self.mstream
@@ -275,13 +89,17 @@ class MxuStream:
     with block kb + 1 gathered into copy 1 - par between the pairs."""
     p, N, L = self.mstream, self.cfg.N, self.L
     M, K, Nc = p.d.dims
-    Kt, Nt, mc = K // N, -(-Nc // N), p.mc
+    Kt, Nt, mc = -(-K // N), -(-Nc // N), p.mc
     B_ = mc + Nt  # staged tiles per block
     shL = L.bit_length() - 1
     par, kl = self.sreg("MXU block parity", temp=False), self.sreg("MXU blocks left", temp=False)
     hb = self.sreg("MXU B pointer", temp=False)
     ptr = {"A": self.ms_a, "B": hb}
     ops_ = (("A", p.A), ("B", p.B))
+    nk = 0 if p.blk is None else p.blk.shape[1]
+    bt = self.sreg("MXU block-table pointer", temp=False) if nk else None
+    if nk:
+      self.ins("LI", SR(bt), p.blk_at)
     self.ins("LI", SR(par), 0)
     self.ins("LI", SR(kl), Kt - 1)
     self._pointer(p.B, hb)
@@ -334,14 +152,22 @@ class MxuStream:
       tiles each (A's mc tiles, then B's Nt)."""
       into = self._copy(p.stage, B_, par, other)
       ga, gb = (gather_base(n, o, blocks, other) for n, o in ops_)
-      work = [(p.tables + i, ga, i) for i in range(mc)] + [(p.tables + mc + j, gb, mc + j) for j in range(Nt)]
+      ka, kb_ = (self._ktile(bt, blocks * nk + o.kslot) if o.ktable is not None else None for _, o in ops_)
+      km = self._ktile(bt, blocks * nk + nk - 1) if p.mask else None
+      work = [(p.tables + i, ga, i, ka) for i in range(mc)] + [(p.tables + mc + j, gb, mc + j, kb_) for j in range(Nt)]
       def four(items):
         vs = [VT("stage") for _ in items]
-        for v, (tb, _, _) in zip(vs, items):
+        for v, (tb, _, _, _) in zip(vs, items):
           self.ins("VLD", v, Mem(0, tb))
-        for v, (_, g, _) in zip(vs, items):
+        for v, (_, _, _, kv) in zip(vs, items):
+          if kv is not None:  # a separable operand: lane part + block kb's k part
+            self.ins("VADD", v, v, kv)
+        for v, (_, g, _, _) in zip(vs, items):
           self.ins("VGATHER", v, v, Mem(g, 0))
-        for v, (_, _, i) in zip(vs, items):
+        for v, (_, _, i, _) in zip(vs, items):
+          if km is not None and i < mc:  # A's lanes past K: zero, so B's there do not count
+            self.ins("VAND", v, v, km)
+        for v, (_, _, i, _) in zip(vs, items):
           self.ins("VST", v, Mem(into, i))
       return [lambda it=work[i:i + 4]: four(it) for i in range(0, len(work), 4)]
     def block(acc: int):
@@ -371,6 +197,8 @@ class MxuStream:
       self.ins("SADDI", SR(kl), SR(kl), -1)
       for name, o in ops_:
         self.ins("SADDI", SR(ptr[name]), SR(ptr[name]), o.step_kb)
+      if nk:
+        self.ins("SADDI", SR(bt), SR(bt), nk)
       self.free_temps()
     def counted(n: int, body):
       if n <= 0:
@@ -398,9 +226,8 @@ class MxuStream:
     counted(Kt - 1, lambda: block(1))
     # A's pointer: Kt blocks on; the next chunk starts R rows further
     self.ins("SADDI", SR(self.ms_a), SR(self.ms_a), p.A.step_chunk - Kt * p.A.step_kb)
-    self.release(par)
-    self.release(kl)
-    self.release(hb)
+    for r in (par, kl, hb) + ((bt,) if nk else ()):
+      self.release(r)
     # drain: PSUM tiles 0 .. mc*Nt - 1 to the result area, in fours
     n = mc * Nt
     pc = self.sreg("drain pointer", temp=False)
@@ -427,6 +254,12 @@ class MxuStream:
         self.ins("VST", v, Mem(0, p.stage + q0 + i))
     self.free_temps()
 
+  def _ktile(self, r: int, blocks: int) -> VT:
+    """Block kb + blocks' k-part tile of a separable operand (r: the tile of block kb's)."""
+    v = VT("ktile")
+    self.ins("VLD", v, Mem(r, blocks))
+    return v
+
   def mxu_stream_value(self, out: VT | None = None) -> VT:
     """The dot value of the lane tile: tile D + t."""
     out = out or VT("dot")
@@ -438,6 +271,8 @@ class MxuStream:
     out = {}
     for i, row in enumerate(np.concatenate([p.A.table, p.B.table])):
       out[p.tables + i] = [int(x) for x in row]
+    for i, row in enumerate([] if p.blk is None else p.blk.reshape(-1, self.L)):
+      out[p.blk_at + i] = [int(x) for x in row]
     for i, row in enumerate(p.canon):
       out[p.ctab + i] = row
     return out

@@ -1,7 +1,8 @@
 """GEMMs whose operands do not fit in VMEM run on the MXU with the operands streaming from HBM by K
 blocks (backend/mxu_stream.py), at the architecture's VMEM (1024 tiles): exact against numpy, the
 RTL against the golden model (TINYTPU_SIM=both), every way an operand reaches the staging copies
-(rows, kb windows, resident), and the int8 range check."""
+(rows, kb windows, resident), implicit-GEMM convolutions (separable im2col tables), and the int8
+range check."""
 import numpy as np
 import pytest
 
@@ -19,7 +20,8 @@ def streamed(monkeypatch):
   def spy(self, forms, uses):
     ok = plan(self, forms, uses)
     if ok:
-      seen.append((self.mstream.A.mode, self.mstream.B.mode, self.mstream.mc, self.mstream.nc))
+      p = self.mstream
+      seen.append((p.A.mode, p.B.mode, p.mc, p.nc, p.A.ktable is not None, p.B.ktable is not None, p.mask))
     return ok
   monkeypatch.setattr(mxu_stream.MxuStream, "adopt_mxu_stream", spy)
   return seen
@@ -76,4 +78,46 @@ def test_streamed_gemm_refuses_values_outside_int8(vmem_1024, streamed):  # noqa
   a[7, 9] = 300
   with pytest.raises(ValueError, match="outside int8"):
     (Tensor(a, device="TINYTPU") @ Tensor(np.ones((64, 64), dtype=np.int32), device="TINYTPU")).numpy()
+  assert streamed
+
+
+def _conv_ref(x, w, stride=1):
+  """int64 cross-correlation (what tinygrad's conv2d computes), by im2col."""
+  n, ci, h, wd = x.shape
+  co, _, kh, kw = w.shape
+  oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+  cols = np.stack([x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride] for i in range(kh) for j in range(kw)], axis=2)
+  cols = cols.reshape(n, ci * kh * kw, oh * ow).astype(np.int64)  # k = (ci, i, j), ci slowest as in w
+  return (w.reshape(co, -1).astype(np.int64) @ cols).reshape(n, co, oh, ow)
+
+
+# (cin, size, cout, k, stride, nhwc) -> (A separable, B separable, A masked past K)
+CONVS = [
+  ((8, 16, 16, 3, 1, False), (False, True, False)),   # the bench's conv_int8_8x16x16_k3: weights as A (transposed)
+  ((6, 14, 16, 5, 1, False), (False, True, True)),    # LeNet's conv2: K = 150, not a multiple of N
+  ((12, 21, 8, 3, 2, False), (False, True, False)),   # strided windows
+  ((8, 16, 16, 3, 1, True), (True, False, False)),    # NHWC output: the windows as A, untransposed
+]
+
+
+@pytest.mark.parametrize("case,sep", CONVS, ids=[f"{c}x{s}x{s}-{o}k{k}s{st}{'-nhwc' if f else ''}" for (c, s, o, k, st, f), _ in CONVS])
+def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, streamed, monkeypatch):  # noqa: F811
+  """A convolution whose full im2col tables do not fit in 1024 tiles: the windows are gathered
+  through F(position) + G(k) tables (a lane part per tile, a k part per block), exact, RTL == golden."""
+  ci, size, co, k, stride, nhwc = case
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(ci * 100 + size)
+  x, w = _i8(rng, 1, ci, size, size), _i8(rng, co, ci, k, k)
+  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), stride=stride)
+  out = out.permute(0, 2, 3, 1).contiguous() if nhwc else out
+  ref = _conv_ref(x, w, stride)
+  np.testing.assert_array_equal(out.numpy(), ref.transpose(0, 2, 3, 1) if nhwc else ref)
+  assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:] == sep, streamed
+
+
+def test_streamed_conv_int8_range_check(vmem_1024, streamed):  # noqa: F811
+  x = np.ones((1, 8, 16, 16), dtype=np.int32)
+  x[0, 3, 5, 7] = -129
+  with pytest.raises(ValueError, match="outside int8"):
+    Tensor(x, device="TINYTPU").conv2d(Tensor(np.ones((16, 8, 3, 3), dtype=np.int32), device="TINYTPU")).numpy()
   assert streamed

@@ -1,0 +1,256 @@
+"""Planning a streamed MXU GEMM (a mixin of Lowering, used by mxu_stream.py): how each operand
+reaches the staging copies, the chunk size, the lane-order tables and the VMEM areas
+(doc/backend.md, "MXU from HBM").
+
+An operand whose element offsets are affine in (m, k) is gathered through tables that do not
+depend on the K block (the gather's base register moves). An implicit GEMM's im2col windows are
+not affine but separable, F(m) + G(k) (the index's lane part plus its reduce part): such an operand
+is resident and each staged tile adds block kb's k-part tile to its lane-part table. When K is not
+a multiple of N, the last block's lanes past K read k = K - 1 and A's are masked to zero."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from tinygrad.dtype import dtypes
+
+from tinytpu.backend.layout import _flat_offsets, transpose_dot
+from tinytpu.backend.records import Dot
+from tinytpu.backend.stream import SPILL_RESERVE
+
+
+@dataclasses.dataclass
+class Operand:
+  """How one operand reaches the staging copies."""
+  slot: int
+  mode: str            # "resident" | "rows" | "kb" (B only)
+  win: int             # VMEM tiles of one raw window copy
+  table: np.ndarray    # [staged tiles, L] element offsets from the gather base
+  base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
+  step_kb: int         # elements the gather base (resident) or the window (kb, rows) moves per K block
+  step_chunk: int      # elements it moves per chunk
+  hstride: int = 0     # rows: HBM tiles between rows
+  rows: int = 0        # rows: rows of the 2-D DMA
+  at: int = 0          # VMEM tile of copy 0 (copy 1 follows)
+  ktable: np.ndarray | None = None  # separable (resident only): [Kt + 1, L] k-part offsets per K block
+  kslot: int = 0       # its tile within a block's row of the plan's block tables
+
+
+@dataclasses.dataclass
+class MxuStreamPlan:
+  d: Dot
+  mc: int
+  R: int
+  C: int               # lane tiles per chunk
+  nc: int
+  A: Operand
+  B: Operand
+  canon: list          # canonical lane tables (lists of L element offsets)
+  dfill: list          # per lane tile of a chunk: (canonical table, result tile it is relative to)
+  res: int = 0         # VMEM tiles: result area
+  tables: int = 0      # staging tables (A's mc, then B's Nt)
+  ctab: int = 0        # canonical lane tables
+  stage: int = 0       # staging copy 0 (copy 1 follows), then the raw windows; D overlays from here
+  dtiles: int = 0
+  blk: np.ndarray | None = None  # [Kt + 1, nk, L] per K block: the separable operands' k parts, A's k mask
+  blk_at: int = 0      # VMEM tile of block 0's row
+  mask: bool = False   # K not a multiple of N: A's last block masked to zero past K (its row's last tile)
+  elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
+
+
+def _affine2(e: np.ndarray):
+  """(c0, c1, c2) with e[i, j] = c0 + c1 * i + c2 * j for every element, else None."""
+  c0 = int(e[0, 0])
+  c1 = int(e[1, 0] - e[0, 0]) if e.shape[0] > 1 else 0
+  c2 = int(e[0, 1] - e[0, 0]) if e.shape[1] > 1 else 0
+  ii, jj = np.indices(e.shape)
+  return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
+
+
+class MxuPlan:
+  def plan_mxu_stream(self) -> list[MxuStreamPlan]:
+    """The streamed plans of the kernel's one dot product, largest group first ([]: the caller
+    drops to the VPU). Sizes are checked against VMEM later, when the lane loop's windows are known."""
+    if len(self.dots) != 1 or self.symbolic or self.data_addr or self.prefix:
+      return []
+    d = self.dots[0]
+    if d.batch or d.a_mask is not None or d.b_mask is not None or d.a is d.b:
+      return []
+    # the lanes must run m-major: an NCHW convolution's (out channel, position) lanes are m-major
+    # only transposed (the weights as A, the im2col windows as B)
+    if not (plans := self._plans_m_major(d)):
+      transpose_dot(d)
+      if not (plans := self._plans_m_major(d)):
+        transpose_dot(d)
+    return plans
+
+  def _plans_m_major(self, d: Dot) -> list[MxuStreamPlan]:
+    N, L, P = self.cfg.N, self.L, self.cfg.PSUM_TILES
+    M, K, Nc = d.dims
+    Mt, Nt = -(-M // N), -(-Nc // N)
+    if K < 2 or Nc < 1 or self.G != M * Nc or Nt > P:
+      return []
+    # the lanes: g = m * Nc + n (m-major, exactly the results)
+    g = np.arange(self.G)
+    rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
+    def flat(lanes):
+      f = np.zeros_like(g)
+      for r, e, _ in lanes:
+        if r not in rv:
+          return None
+        f = f * e + rv[r]
+      return f
+    fm, fn = flat(d.mlanes), flat(d.nlanes)
+    if fm is None or fn is None or (fm != g // Nc).any() or (fn != g % Nc).any():
+      return []
+    ea = _flat_offsets(d.mlanes)[:, None] + np.array(d.a_off)[None, :]   # [m][k], buffer elements
+    eb = np.array(d.b_off)[:, None] + _flat_offsets(d.nlanes)[None, :]   # [k][n]
+    # an operand whose offsets are not affine in (m, k) (an implicit GEMM's im2col windows) is
+    # separable: F(m) + G(k) by construction (the lane part plus the reduce part of its index)
+    fa = _affine2(ea) or (_flat_offsets(d.mlanes), np.array(d.a_off))
+    fb = _affine2(eb) or (np.array(d.b_off), _flat_offsets(d.nlanes))
+    plans = []
+    # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
+    # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
+    for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
+      if (plan := self._mxu_plan(d, mc, fa, fb)) is not None:
+        plan.elems = (np.unique(ea), np.unique(eb))
+        plans.append(plan)
+    return plans
+
+  def _mxu_plan(self, d: Dot, mc: int, fa, fb) -> MxuStreamPlan | None:
+    """fa, fb: (c0, c1, c2) of an affine operand, or (F, G) of a separable one (its lane and reduce
+    parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident: its gathers add
+    a per-block k tile (ktable) to the lane part's tables, the base moves per chunk only."""
+    N, L = self.cfg.N, self.L
+    M, K, Nc = d.dims
+    Nt, R = -(-Nc // N), mc * N
+    Kt, nc, pad = -(-K // N), -(-M // R), -K % N
+    pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
+    a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
+    def ktable(G, k_of_lane):
+      """[Kt + 1, L]: block kb's k part per lane (the extra block staged after the last repeats it;
+      k past K reads k = K - 1, which A's mask multiplies by zero)."""
+      G = np.concatenate([G, np.repeat(G[-1:], pad)])
+      rows = [G[kb * N + k_of_lane].ravel() for kb in range(Kt)]
+      return np.stack(rows + rows[-1:])
+    if len(fa) == 2:
+      F, G = fa
+      step = int(F[R] - F[0]) if nc > 1 else 0
+      m = np.arange(M)
+      if (F != F[m % R] + (m // R) * step).any():
+        return None  # the chunks' windows do not move by a fixed step
+      tab = np.stack([F[np.minimum(pt * N + pi, M - 1)].ravel() for pt in range(mc)])
+      A = Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj))
+    else:
+      a0, sp, sk = fa
+      # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
+      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0 and not pad:
+        tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
+      else:
+        tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)
+    # B: weight tile nt lane kj * N + pi holds B[k = kb*N + kj][n = nt*N + pi]; padding columns read column 0
+    def btab(rel_n):
+      rows = []
+      for nt in range(Nt):
+        n = nt * N + pi.T  # [kj][pi]
+        n = np.where(n < Nc, n, 0)
+        rows.append(rel_n(kj.T, n).ravel())
+      return np.stack(rows)
+    if len(fb) == 2:
+      G, F = fb
+      B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T))
+    else:
+      b0, tk, tn = fb
+      kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
+      if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and not pad:
+        B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, 0)
+      elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles and not pad:  # a Linear weight (out, in): Nc rows of one tile
+        B = Operand(d.b.slot, "rows", Nc, btab(lambda k, n: n * L + k), b0, N, 0, hstride=tn // L, rows=Nc)
+      else:
+        B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
+    # lane order: lane tile q of a chunk gathers result element (nb * mc + mb) * L + (m % N) * N + n % N
+    gl = np.arange(R * Nc).reshape(-1, L)
+    m, n = gl // Nc, gl % Nc
+    e = ((n // N) * mc + m // N) * L + (m % N) * N + n % N
+    canon, dfill, ids = [], [], {}
+    for row in e:
+      shift = int(row.min()) // L
+      key = tuple((row - shift * L).tolist())
+      if key not in ids:
+        ids[key] = len(canon)
+        canon.append(list(key))
+      dfill.append((ids[key], shift))
+    C = R * Nc // L
+    plan = MxuStreamPlan(d, mc, R, C, -(-M // R), A, B, canon, dfill)
+    # per K block one row of tiles: the separable operands' k parts, then A's mask (lane (pi, kj):
+    # all ones while kb * N + kj < K)
+    cols = [o.ktable for o in (A, B) if o.ktable is not None]
+    for i, o in enumerate([o for o in (A, B) if o.ktable is not None]):
+      o.kslot = i
+    if pad:
+      mask = [np.where(kb * N + kj < K, -1, 0).ravel() for kb in range(Kt)]
+      cols.append(np.stack(mask + mask[-1:]))
+      plan.mask = True
+    if cols:
+      plan.blk = np.stack(cols, axis=1)
+    return plan
+
+  def _mxu_tiles(self, p: MxuStreamPlan, first: int) -> int:
+    """Lay the plan's VMEM areas out from tile `first`; returns the first tile after them."""
+    mc, Nt = p.mc, -(-p.d.dims[2] // self.cfg.N)
+    t = first
+    p.res, t = t, t + mc * Nt
+    p.tables, t = t, t + mc + Nt
+    if p.blk is not None:
+      p.blk_at, t = t, t + p.blk.shape[0] * p.blk.shape[1]
+    p.ctab, t = t, t + len(p.canon)
+    for o in (p.A, p.B):
+      if o.mode == "resident":
+        o.at, t = t, t + o.win
+    p.stage = t
+    s = t + 2 * (mc + Nt)
+    for o in (p.A, p.B):
+      if o.mode != "resident":
+        o.at, s = s, s + 2 * o.win
+    p.dtiles = max(p.C, s - t)
+    return t + p.dtiles
+
+  def adopt_mxu_stream(self, forms: dict, uses: dict) -> bool:
+    """The chunk plan of a streamed dot product: chunks of C lane tiles, single buffered (the
+    GEMM between chunks hides the write-back), the operands without windows of their own, the
+    plan's areas after the windows. False when no group size fits in VMEM."""
+    V, L = self.cfg.VMEM_TILES, self.L
+    for p in self.mstream_plans:
+      nc = p.nc
+      plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64))
+      for slot in (p.A.slot, p.B.slot):
+        # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
+        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, 0))
+      foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
+      if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
+        continue
+      self._adopt(plan, p.C, nc, 1)
+      self.spill_base = self._mxu_tiles(p, self.first_tile)
+      self.mstream = p
+      self.mxu_tables = self.mxu_stream_tables()
+      for buf, e in zip((p.d.a, p.d.b), p.elems):
+        if buf.dtype != dtypes.int8 and p.d.mode == "int8":
+          self.int8_checks.append((buf.slot, e))
+      return True
+    return False
+
+  def _gathers_inside(self, p: MxuStreamPlan, V: int) -> bool:
+    """A resident operand's gathers, over every chunk and block (the last chunk's padding rows and
+    the extra block staged in the last iteration included), stay inside VMEM."""
+    Kt = -(-p.d.dims[1] // self.cfg.N)
+    for o in (p.A, p.B):
+      if o.mode == "resident":
+        kmax, kmin = (0, 0) if o.ktable is None else (int(o.ktable.max()), int(o.ktable.min()))
+        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max()) + kmax
+        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min()) + kmin
+        if lo < 0 or hi >= V * self.L:
+          return False
+    return True
