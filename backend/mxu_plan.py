@@ -6,7 +6,9 @@ An operand whose element offsets are affine in (m, k) is gathered through tables
 depend on the K block (the gather's base register moves). An implicit GEMM's im2col windows are
 not affine but separable, F(m) + G(k) (the index's lane part plus its reduce part): such an operand
 is resident and each staged tile adds block kb's k-part tile to its lane-part table. When K is not
-a multiple of N, the last block's lanes past K read k = K - 1 and A's are masked to zero."""
+a multiple of N, the last block's lanes past K read k = K - 1 and A's are masked to zero. A padded
+window's gated-off lanes are masked the same way, by one of a few distinct gate tiles per staged
+tile and block (the border tiles only)."""
 from __future__ import annotations
 
 import dataclasses
@@ -34,6 +36,8 @@ class Operand:
   at: int = 0          # VMEM tile of copy 0 (copy 1 follows)
   ktable: np.ndarray | None = None  # separable (resident only): [Kt + 1, L] k-part offsets per K block
   kslot: int = 0       # its tile within a block's row of the plan's block tables
+  gated: dict = dataclasses.field(default_factory=dict)  # staged tile -> its index among the gated ones
+  gslot: int = 0       # the first of its gate-id tiles within a block's row
 
 
 @dataclasses.dataclass
@@ -54,7 +58,11 @@ class MxuStreamPlan:
   dtiles: int = 0
   blk: np.ndarray | None = None  # [Kt + 1, nk, L] per K block: the separable operands' k parts, A's k mask
   blk_at: int = 0      # VMEM tile of block 0's row
-  mask: bool = False   # K not a multiple of N: A's last block masked to zero past K (its row's last tile)
+  mask: bool = False   # K not a multiple of N: A's last block masked to zero past K
+  mask_slot: int = 0   # the mask's tile within a block's row
+  gates: np.ndarray | None = None  # [U, L] the distinct gate masks (0 / -1) of padded windows' tiles
+  gate_at: int = 0     # VMEM tile of the first
+  id_cols: tuple = ()  # columns of blk holding gate ids (relative to gate_at until emitted)
   elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
 
 
@@ -74,7 +82,7 @@ class MxuPlan:
     if len(self.dots) != 1 or self.symbolic or self.data_addr or self.prefix:
       return []
     d = self.dots[0]
-    if d.batch or d.a_mask is not None or d.b_mask is not None or d.a is d.b:
+    if d.batch or d.a is d.b:
       return []
     # the lanes must run m-major: an NCHW convolution's (out channel, position) lanes are m-major
     # only transposed (the weights as A, the im2col windows as B)
@@ -114,7 +122,7 @@ class MxuPlan:
     # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
     for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
       if (plan := self._mxu_plan(d, mc, fa, fb)) is not None:
-        plan.elems = (np.unique(ea), np.unique(eb))
+        plan.elems = tuple(np.unique(e if mk is None else e[mk]) for e, mk in ((ea, d.a_mask), (eb, d.b_mask)))
         plans.append(plan)
     return plans
 
@@ -128,6 +136,8 @@ class MxuPlan:
     Kt, nc, pad = -(-K // N), -(-M // R), -K % N
     pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
     a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
+    if d.a_mask is not None and nc > 1:
+      return None  # A's gates would differ per chunk
     def ktable(G, k_of_lane):
       """[Kt + 1, L]: block kb's k part per lane (the extra block staged after the last repeats it;
       k past K reads k = K - 1, which A's mask multiplies by zero)."""
@@ -145,7 +155,7 @@ class MxuPlan:
     else:
       a0, sp, sk = fa
       # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
-      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0 and not pad:
+      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0 and not pad and d.a_mask is None:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
       else:
@@ -165,9 +175,10 @@ class MxuPlan:
     else:
       b0, tk, tn = fb
       kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
-      if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and not pad:
+      streamable = not pad and d.b_mask is None
+      if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable:
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, 0)
-      elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles and not pad:  # a Linear weight (out, in): Nc rows of one tile
+      elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles and streamable:  # a Linear weight (out, in): Nc rows of one tile
         B = Operand(d.b.slot, "rows", Nc, btab(lambda k, n: n * L + k), b0, N, 0, hstride=tn // L, rows=Nc)
       else:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
@@ -192,8 +203,9 @@ class MxuPlan:
       o.kslot = i
     if pad:
       mask = [np.where(kb * N + kj < K, -1, 0).ravel() for kb in range(Kt)]
+      plan.mask, plan.mask_slot = True, len(cols)
       cols.append(np.stack(mask + mask[-1:]))
-      plan.mask = True
+    self._plan_gates(plan, cols)
     if cols:
       plan.blk = np.stack(cols, axis=1)
     return plan
@@ -206,6 +218,8 @@ class MxuPlan:
     p.tables, t = t, t + mc + Nt
     if p.blk is not None:
       p.blk_at, t = t, t + p.blk.shape[0] * p.blk.shape[1]
+    if p.gates is not None:
+      p.gate_at, t = t, t + len(p.gates)
     p.ctab, t = t, t + len(p.canon)
     for o in (p.A, p.B):
       if o.mode == "resident":
@@ -254,3 +268,35 @@ class MxuPlan:
         if lo < 0 or hi >= V * self.L:
           return False
     return True
+
+  def _plan_gates(self, p: MxuStreamPlan, cols: list):
+    """A padded window's gates (d.a_mask / d.b_mask, evaluated at compile time): the staged tile
+    (kb, t) is ANDed with its gate mask, one of a few distinct tiles (a convolution's borders),
+    whose VMEM tile number block kb's row holds (gate-id tiles, read with VEXTRACT). Tiles whose
+    gates are all true in every block are not masked at all."""
+    N, L = self.cfg.N, self.L
+    M, K, Nc = p.d.dims
+    Kt, Mt, Nt = -(-K // N), -(-M // N), -(-Nc // N)
+    uniq: dict[tuple, int] = {}
+    for o, mask, T in ((p.A, p.d.a_mask, Mt), (p.B, p.d.b_mask, Nt)):
+      if mask is None:
+        continue
+      full = np.ones((Mt * N, Kt * N) if o is p.A else (Kt * N, Nt * N), dtype=bool)
+      full[:mask.shape[0], :mask.shape[1]] = mask
+      def tile(kb, t):
+        blk = full[t * N:(t + 1) * N, kb * N:(kb + 1) * N] if o is p.A else full[kb * N:(kb + 1) * N, t * N:(t + 1) * N]
+        return tuple(np.where(blk.ravel(), -1, 0).tolist())
+      ts = range(p.mc) if o is p.A else range(Nt)  # A gated only with one chunk: its tiles are M's
+      o.gated = {t: j for j, t in enumerate([t for t in ts if any(0 in tile(kb, t) for kb in range(Kt))])}
+      if not o.gated:
+        continue
+      o.gslot = len(cols)
+      ncols = -(-len(o.gated) // L)
+      ids = np.zeros((Kt + 1, ncols * L), dtype=np.int64)
+      for kb in range(Kt + 1):
+        for t, j in o.gated.items():
+          ids[kb, j] = uniq.setdefault(tile(min(kb, Kt - 1), t), len(uniq))
+      cols.extend(ids[:, c * L:(c + 1) * L] for c in range(ncols))
+      p.id_cols += tuple(range(o.gslot, o.gslot + ncols))
+    if uniq:
+      p.gates = np.array(list(uniq), dtype=np.int64)

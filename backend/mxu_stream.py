@@ -21,7 +21,7 @@ After the K loop the PSUM tiles go to a result area, and gathers through a few c
 put them in lane order (area D, which overlays the staging and raw windows); the lane loop reads
 the dot value of lane tile t as tile D + t.
 
-Applies to one dot product (no batch, no padded windows) whose lane loop is m-major over exactly
+Applies to one dot product (no batch; padded windows when resident) whose lane loop is m-major over exactly
 its M x Nc results in one of the two orientations (an NCHW convolution's only with the weights as
 A), with A and B affine in (m, k) and (k, n) or separable (im2col windows: mxu_plan.py). Anything
 else keeps the VMEM-resident layout or, when that does not fit, the VPU."""
@@ -153,21 +153,33 @@ class MxuStream(MxuPlan):
       into = self._copy(p.stage, B_, par, other)
       ga, gb = (gather_base(n, o, blocks, other) for n, o in ops_)
       ka, kb_ = (self._ktile(bt, blocks * nk + o.kslot) if o.ktable is not None else None for _, o in ops_)
-      km = self._ktile(bt, blocks * nk + nk - 1) if p.mask else None
-      work = [(p.tables + i, ga, i, ka) for i in range(mc)] + [(p.tables + mc + j, gb, mc + j, kb_) for j in range(Nt)]
+      km = self._ktile(bt, blocks * nk + p.mask_slot) if p.mask else None
+      work = [(p.tables + i, ga, i, ka, p.A.gated.get(i)) for i in range(mc)] + \
+             [(p.tables + mc + j, gb, mc + j, kb_, p.B.gated.get(j)) for j in range(Nt)]
+      idv: dict[int, VT] = {}  # gate-id tiles loaded for this block
       def four(items):
         vs = [VT("stage") for _ in items]
-        for v, (tb, _, _, _) in zip(vs, items):
+        for v, (tb, _, _, _, _) in zip(vs, items):
           self.ins("VLD", v, Mem(0, tb))
-        for v, (_, _, _, kv) in zip(vs, items):
+        for v, (_, _, _, kv, _) in zip(vs, items):
           if kv is not None:  # a separable operand: lane part + block kb's k part
             self.ins("VADD", v, v, kv)
-        for v, (_, g, _, _) in zip(vs, items):
+        for v, (_, g, _, _, _) in zip(vs, items):
           self.ins("VGATHER", v, v, Mem(g, 0))
-        for v, (_, _, i, _) in zip(vs, items):
+        for v, (_, _, i, _, gj) in zip(vs, items):
           if km is not None and i < mc:  # A's lanes past K: zero, so B's there do not count
             self.ins("VAND", v, v, km)
-        for v, (_, _, i, _) in zip(vs, items):
+          if gj is not None:  # a padded window's gated-off lanes: zero (the tile's gate mask)
+            o = p.A if i < mc else p.B
+            col = o.gslot + gj // L
+            if col not in idv:
+              idv[col] = self._ktile(bt, blocks * nk + col)
+            s_id, vm = self.sreg("gate tile"), VT("gate")
+            self.ins("VEXTRACT", SR(s_id), idv[col], (gj % L) // N, gj % N)
+            self.ins("VLD", vm, Mem(s_id, 0))
+            self.ins("VAND", v, v, vm)
+            self._drop(s_id)
+        for v, (_, _, i, _, _) in zip(vs, items):
           self.ins("VST", v, Mem(into, i))
       return [lambda it=work[i:i + 4]: four(it) for i in range(0, len(work), 4)]
     def block(acc: int):
@@ -271,8 +283,13 @@ class MxuStream(MxuPlan):
     out = {}
     for i, row in enumerate(np.concatenate([p.A.table, p.B.table])):
       out[p.tables + i] = [int(x) for x in row]
-    for i, row in enumerate([] if p.blk is None else p.blk.reshape(-1, self.L)):
-      out[p.blk_at + i] = [int(x) for x in row]
+    if p.blk is not None:
+      blk = p.blk.copy()
+      blk[:, list(p.id_cols)] += p.gate_at  # gate ids: the VMEM tile of each block's mask
+      for i, row in enumerate(blk.reshape(-1, self.L)):
+        out[p.blk_at + i] = [int(x) for x in row]
+    for i, row in enumerate([] if p.gates is None else p.gates):
+      out[p.gate_at + i] = [int(x) for x in row]
     for i, row in enumerate(p.canon):
       out[p.ctab + i] = row
     return out

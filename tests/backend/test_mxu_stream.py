@@ -21,7 +21,8 @@ def streamed(monkeypatch):
     ok = plan(self, forms, uses)
     if ok:
       p = self.mstream
-      seen.append((p.A.mode, p.B.mode, p.mc, p.nc, p.A.ktable is not None, p.B.ktable is not None, p.mask))
+      seen.append((p.A.mode, p.B.mode, p.mc, p.nc, p.A.ktable is not None, p.B.ktable is not None, p.mask,
+                   bool(p.A.gated or p.B.gated)))
     return ok
   monkeypatch.setattr(mxu_stream.MxuStream, "adopt_mxu_stream", spy)
   return seen
@@ -81,8 +82,9 @@ def test_streamed_gemm_refuses_values_outside_int8(vmem_1024, streamed):  # noqa
   assert streamed
 
 
-def _conv_ref(x, w, stride=1):
+def _conv_ref(x, w, stride=1, pad=0):
   """int64 cross-correlation (what tinygrad's conv2d computes), by im2col."""
+  x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
   n, ci, h, wd = x.shape
   co, _, kh, kw = w.shape
   oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
@@ -91,26 +93,28 @@ def _conv_ref(x, w, stride=1):
   return (w.reshape(co, -1).astype(np.int64) @ cols).reshape(n, co, oh, ow)
 
 
-# (cin, size, cout, k, stride, nhwc) -> (A separable, B separable, A masked past K)
+# (cin, size, cout, k, stride, padding, nhwc) -> (A separable, B separable, A masked past K, gated tiles)
 CONVS = [
-  ((8, 16, 16, 3, 1, False), (False, True, False)),   # the bench's conv_int8_8x16x16_k3: weights as A (transposed)
-  ((6, 14, 16, 5, 1, False), (False, True, True)),    # LeNet's conv2: K = 150, not a multiple of N
-  ((12, 21, 8, 3, 2, False), (False, True, False)),   # strided windows
-  ((8, 16, 16, 3, 1, True), (True, False, False)),    # NHWC output: the windows as A, untransposed
+  ((8, 16, 16, 3, 1, 0, False), (False, True, False, False)),  # the bench's conv_int8_8x16x16_k3: weights as A (transposed)
+  ((6, 14, 16, 5, 1, 0, False), (False, True, True, False)),   # LeNet's conv2: K = 150, not a multiple of N
+  ((12, 21, 8, 3, 2, 0, False), (False, True, False, False)),  # strided windows
+  ((8, 16, 16, 3, 1, 0, True), (True, False, False, False)),   # NHWC output: the windows as A, untransposed
+  ((8, 16, 16, 3, 1, 1, False), (False, True, False, True)),   # padded: the border tiles ANDed with their gate masks
+  ((6, 14, 16, 5, 1, 2, False), (False, True, True, True)),    # padded, and K = 150
 ]
 
 
-@pytest.mark.parametrize("case,sep", CONVS, ids=[f"{c}x{s}x{s}-{o}k{k}s{st}{'-nhwc' if f else ''}" for (c, s, o, k, st, f), _ in CONVS])
+@pytest.mark.parametrize("case,sep", CONVS, ids=[f"{c}x{s}x{s}-{o}k{k}s{st}p{pd}{'-nhwc' if f else ''}" for (c, s, o, k, st, pd, f), _ in CONVS])
 def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, streamed, monkeypatch):  # noqa: F811
   """A convolution whose full im2col tables do not fit in 1024 tiles: the windows are gathered
   through F(position) + G(k) tables (a lane part per tile, a k part per block), exact, RTL == golden."""
-  ci, size, co, k, stride, nhwc = case
+  ci, size, co, k, stride, pad, nhwc = case
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(ci * 100 + size)
   x, w = _i8(rng, 1, ci, size, size), _i8(rng, co, ci, k, k)
-  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), stride=stride)
+  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), stride=stride, padding=pad)
   out = out.permute(0, 2, 3, 1).contiguous() if nhwc else out
-  ref = _conv_ref(x, w, stride)
+  ref = _conv_ref(x, w, stride, pad)
   np.testing.assert_array_equal(out.numpy(), ref.transpose(0, 2, 3, 1) if nhwc else ref)
   assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:] == sep, streamed
 
