@@ -38,6 +38,9 @@ class Operand:
   kslot: int = 0       # its tile within a block's row of the plan's block tables
   gated: dict = dataclasses.field(default_factory=dict)  # staged tile -> its index among the gated ones
   gslot: int = 0       # the first of its gate-id tiles within a block's row
+  pids: np.ndarray | None = None    # patterns: per staged tile its table row (table = the distinct patterns)
+  shifts: np.ndarray | None = None  # ... and the element offset its gather adds (the VGATHER immediate)
+  tat: int = 0         # VMEM tile of its first table row
 
 
 @dataclasses.dataclass
@@ -73,6 +76,22 @@ def _affine2(e: np.ndarray):
   c2 = int(e[0, 1] - e[0, 0]) if e.shape[1] > 1 else 0
   ii, jj = np.indices(e.shape)
   return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
+
+
+PATTERNS_MAX = 4  # distinct lane-part patterns a separable operand keeps in registers per block
+
+
+def _patterns(o: Operand) -> Operand:
+  """A separable operand's lane-part tables as a few patterns plus a per-tile offset: a
+  convolution's positions repeat the same few relative layouts (4 positions in one output row, or
+  split across two), so each staged tile is VGATHER of (pattern + k part) at immediate `shift`
+  (no table load, no add per tile), and VMEM holds the patterns, not a table per tile."""
+  shifts = o.table.min(axis=1)
+  rel = o.table - shifts[:, None]
+  pats, pids = np.unique(rel, axis=0, return_inverse=True)
+  if len(pats) > PATTERNS_MAX:
+    return o
+  return dataclasses.replace(o, table=pats, pids=pids.ravel(), shifts=shifts)
 
 
 class MxuPlan:
@@ -151,7 +170,7 @@ class MxuPlan:
       if (F != F[m % R] + (m // R) * step).any():
         return None  # the chunks' windows do not move by a fixed step
       tab = np.stack([F[np.minimum(pt * N + pi, M - 1)].ravel() for pt in range(mc)])
-      A = Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj))
+      A = _patterns(Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj)))
     else:
       a0, sp, sk = fa
       # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
@@ -171,7 +190,7 @@ class MxuPlan:
       return np.stack(rows)
     if len(fb) == 2:
       G, F = fb
-      B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T))
+      B = _patterns(Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T)))
     else:
       b0, tk, tn = fb
       kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
@@ -215,7 +234,9 @@ class MxuPlan:
     mc, Nt = p.mc, -(-p.d.dims[2] // self.cfg.N)
     t = first
     p.res, t = t, t + mc * Nt
-    p.tables, t = t, t + mc + Nt
+    p.tables = t
+    p.A.tat, p.B.tat = t, t + len(p.A.table)
+    t += len(p.A.table) + len(p.B.table)
     if p.blk is not None:
       p.blk_at, t = t, t + p.blk.shape[0] * p.blk.shape[1]
     if p.gates is not None:
@@ -263,8 +284,9 @@ class MxuPlan:
     for o in (p.A, p.B):
       if o.mode == "resident":
         kmax, kmin = (0, 0) if o.ktable is None else (int(o.ktable.max()), int(o.ktable.min()))
-        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max()) + kmax
-        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min()) + kmin
+        smax, smin = (0, 0) if o.shifts is None else (int(o.shifts.max()), int(o.shifts.min()))
+        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max()) + kmax + smax
+        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min()) + kmin + smin
         if lo < 0 or hi >= V * self.L:
           return False
     return True

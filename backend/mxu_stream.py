@@ -27,7 +27,6 @@ A), with A and B affine in (m, k) and (k, n) or separable (im2col windows: mxu_p
 else keeps the VMEM-resident layout or, when that does not fit, the VPU."""
 from __future__ import annotations
 
-import numpy as np
 
 from tinytpu.backend.mxu_plan import MxuPlan, Operand
 from tinytpu.backend.optable import LOOPI_MAX
@@ -154,19 +153,30 @@ class MxuStream(MxuPlan):
       ga, gb = (gather_base(n, o, blocks, other) for n, o in ops_)
       ka, kb_ = (self._ktile(bt, blocks * nk + o.kslot) if o.ktable is not None else None for _, o in ops_)
       km = self._ktile(bt, blocks * nk + p.mask_slot) if p.mask else None
-      work = [(p.tables + i, ga, i, ka, p.A.gated.get(i)) for i in range(mc)] + \
-             [(p.tables + mc + j, gb, mc + j, kb_, p.B.gated.get(j)) for j in range(Nt)]
+      pk = {}  # patterns: (operand, pattern) -> pattern + block kb's k part, once per block
+      for name, o, kv in (("A", p.A, ka), ("B", p.B, kb_)):
+        for q in range(len(o.table) if o.pids is not None else 0):
+          v = VT("pattern")
+          self.ins("VLD", v, Mem(0, o.tat + q))
+          self.ins("VADD", v, v, kv)
+          pk[name, q] = v
+      def item(name, o, t, i, g, kv):
+        if o.pids is not None:
+          return (None, g, i, pk[name, int(o.pids[t])], o.gated.get(t), int(o.shifts[t]))
+        return (o.tat + t, g, i, kv, o.gated.get(t), 0)
+      work = [item("A", p.A, t, t, ga, ka) for t in range(mc)] + [item("B", p.B, j, mc + j, gb, kb_) for j in range(Nt)]
       idv: dict[int, VT] = {}  # gate-id tiles loaded for this block
       def four(items):
         vs = [VT("stage") for _ in items]
-        for v, (tb, _, _, _, _) in zip(vs, items):
-          self.ins("VLD", v, Mem(0, tb))
-        for v, (_, _, _, kv, _) in zip(vs, items):
-          if kv is not None:  # a separable operand: lane part + block kb's k part
+        for v, (tb, _, _, _, _, _) in zip(vs, items):
+          if tb is not None:
+            self.ins("VLD", v, Mem(0, tb))
+        for v, (tb, _, _, kv, _, _) in zip(vs, items):
+          if tb is not None and kv is not None:  # a separable operand: lane part + block kb's k part
             self.ins("VADD", v, v, kv)
-        for v, (_, g, _, _, _) in zip(vs, items):
-          self.ins("VGATHER", v, v, Mem(g, 0))
-        for v, (_, _, i, _, gj) in zip(vs, items):
+        for v, (tb, g, _, kv, _, sh) in zip(vs, items):
+          self.ins("VGATHER", v, v if tb is not None else kv, Mem(g, sh))
+        for v, (_, _, i, _, gj, _) in zip(vs, items):
           if km is not None and i < mc:  # A's lanes past K: zero, so B's there do not count
             self.ins("VAND", v, v, km)
           if gj is not None:  # a padded window's gated-off lanes: zero (the tile's gate mask)
@@ -179,7 +189,7 @@ class MxuStream(MxuPlan):
             self.ins("VLD", vm, Mem(s_id, 0))
             self.ins("VAND", v, v, vm)
             self._drop(s_id)
-        for v, (_, _, i, _, _) in zip(vs, items):
+        for v, (_, _, i, _, _, _) in zip(vs, items):
           self.ins("VST", v, Mem(into, i))
       return [lambda it=work[i:i + 4]: four(it) for i in range(0, len(work), 4)]
     def block(acc: int):
@@ -281,8 +291,9 @@ class MxuStream(MxuPlan):
   def mxu_stream_tables(self) -> dict[int, list[int]]:
     p = self.mstream
     out = {}
-    for i, row in enumerate(np.concatenate([p.A.table, p.B.table])):
-      out[p.tables + i] = [int(x) for x in row]
+    for o in (p.A, p.B):
+      for i, row in enumerate(o.table):
+        out[o.tat + i] = [int(x) for x in row]
     if p.blk is not None:
       blk = p.blk.copy()
       blk[:, list(p.id_cols)] += p.gate_at  # gate ids: the VMEM tile of each block's mask
