@@ -103,21 +103,23 @@ class MxuPlan:
     d = self.dots[0]
     if d.batch or d.a is d.b:
       return []
-    # the lanes must run m-major: an NCHW convolution's (out channel, position) lanes are m-major
-    # only transposed (the weights as A, the im2col windows as B)
-    if not (plans := self._plans_m_major(d)):
+    # a chunk of the lane loop must be whole rows of the result: an NCHW convolution's (out channel,
+    # position) lanes are m-major only transposed (the weights as A, the im2col windows as B); a
+    # batch of images (image, out channel, position) chunks by whole images in the kernel's own
+    if not (plans := self._plans_in_lane_order(d)):
       transpose_dot(d)
-      if not (plans := self._plans_m_major(d)):
+      if not (plans := self._plans_in_lane_order(d)):
         transpose_dot(d)
     return plans
 
-  def _plans_m_major(self, d: Dot) -> list[MxuStreamPlan]:
+  def _plans_in_lane_order(self, d: Dot) -> list[MxuStreamPlan]:
     N, L, P = self.cfg.N, self.L, self.cfg.PSUM_TILES
     M, K, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
     if K < 2 or Nc < 1 or self.G != M * Nc or Nt > P:
       return []
-    # the lanes: g = m * Nc + n (m-major, exactly the results)
+    # the lanes: exactly the results, g = m * Nc + n (m-major), or chunks of R whole rows each laid
+    # out alike (lane order `order` within a chunk)
     g = np.arange(self.G)
     rv = {r: (g // s) % e for r, s, e in zip(self.lane_ranges, self.strides, self.extents)}
     def flat(lanes):
@@ -128,8 +130,18 @@ class MxuPlan:
         f = f * e + rv[r]
       return f
     fm, fn = flat(d.mlanes), flat(d.nlanes)
-    if fm is None or fn is None or (fm != g // Nc).any() or (fn != g % Nc).any():
+    if fm is None or fn is None:
       return []
+    m_major = (fm == g // Nc).all() and (fn == g % Nc).all()
+    def order(R: int):
+      """Chunk 0's (m, n) per lane when every chunk of R rows is R * Nc consecutive lanes laid out
+      alike (None: the m-major order; False: no such chunks)."""
+      if m_major:
+        return None
+      if M % R or (fm // R != g // (R * Nc)).any():
+        return False
+      lm, ln = (fm % R).reshape(-1, R * Nc), fn.reshape(-1, R * Nc)
+      return (lm[0], ln[0]) if (lm == lm[0]).all() and (ln == ln[0]).all() else False
     ea = _flat_offsets(d.mlanes)[:, None] + np.array(d.a_off)[None, :]   # [m][k], buffer elements
     eb = np.array(d.b_off)[:, None] + _flat_offsets(d.nlanes)[None, :]   # [k][n]
     # an operand whose offsets are not affine in (m, k) (an implicit GEMM's im2col windows) is
@@ -140,12 +152,12 @@ class MxuPlan:
     # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
     # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
     for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
-      if (plan := self._mxu_plan(d, mc, fa, fb)) is not None:
+      if (lanes := order(mc * N)) is not False and (plan := self._mxu_plan(d, mc, fa, fb, lanes)) is not None:
         plan.elems = tuple(np.unique(e if mk is None else e[mk]) for e, mk in ((ea, d.a_mask), (eb, d.b_mask)))
         plans.append(plan)
     return plans
 
-  def _mxu_plan(self, d: Dot, mc: int, fa, fb) -> MxuStreamPlan | None:
+  def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes) -> MxuStreamPlan | None:
     """fa, fb: (c0, c1, c2) of an affine operand, or (F, G) of a separable one (its lane and reduce
     parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident: its gathers add
     a per-block k tile (ktable) to the lane part's tables, the base moves per chunk only."""
@@ -155,8 +167,8 @@ class MxuPlan:
     Kt, nc, pad = -(-K // N), -(-M // R), -K % N
     pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
     a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
-    if d.a_mask is not None and nc > 1:
-      return None  # A's gates would differ per chunk
+    if d.a_mask is not None and (d.a_mask != d.a_mask[np.arange(M) % R]).any():
+      return None  # A's gates differ per chunk (they repeat per image when a chunk is whole images)
     def ktable(G, k_of_lane):
       """[Kt + 1, L]: block kb's k part per lane (the extra block staged after the last repeats it;
       k past K reads k = K - 1, which A's mask multiplies by zero)."""
@@ -203,7 +215,7 @@ class MxuPlan:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
     # lane order: lane tile q of a chunk gathers result element (nb * mc + mb) * L + (m % N) * N + n % N
     gl = np.arange(R * Nc).reshape(-1, L)
-    m, n = gl // Nc, gl % Nc
+    m, n = (gl // Nc, gl % Nc) if lanes is None else (lanes[0].reshape(-1, L), lanes[1].reshape(-1, L))
     e = ((n // N) * mc + m // N) * L + (m % N) * N + n % N
     canon, dfill, ids = [], [], {}
     for row in e:

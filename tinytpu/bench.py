@@ -125,6 +125,7 @@ OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2
                  # ... and an implicit-GEMM convolution through separable im2col tables (backend/mxu_plan.py)
                  "conv_int8_8x16x16_k3@HBM": ("conv_int8_8x16x16_k3", "VMEM_TILES=1024 PSUM_TILES=256"),
                  "lenet5_int8@HBM": ("lenet5_int8", "VMEM_TILES=1024 PSUM_TILES=256"),
+                 "cnn_digits@HBM": ("cnn_digits", "VMEM_TILES=1024 PSUM_TILES=256"),
                  "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16"),
                  # TINYTPU is the chip's core 0 (TINYTPU_CHIP=1), the backend's configuration
                  "gemm_512x512x512_sharded": ("gemm_512x512x512_sharded", None)}

@@ -119,6 +119,18 @@ def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, stream
   assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:] == sep, streamed
 
 
+def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed, monkeypatch):  # noqa: F811
+  """A batch of padded images (cnn_digits' layers): the lanes run (image, out channel, position),
+  neither m- nor n-major, so a chunk is whole images; the windows' gates repeat per image."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(11)
+  x, w = _i8(rng, 16, 2, 8, 8), _i8(rng, 8, 2, 3, 3)
+  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), padding=1)
+  np.testing.assert_array_equal(out.numpy(), _conv_ref(x, w, 1, 1))
+  (a_mode, b_mode, mc, nc, sep_a, sep_b, _, gated), = streamed
+  assert (a_mode, sep_a, gated) == ("resident", True, True) and nc > 1 and (mc * 4) % 64 == 0, streamed
+
+
 def test_streamed_conv_int8_range_check(vmem_1024, streamed):  # noqa: F811
   x = np.ones((1, 8, 16, 16), dtype=np.int32)
   x[0, 3, 5, 7] = -129
