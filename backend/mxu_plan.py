@@ -67,6 +67,7 @@ class MxuStreamPlan:
   gate_at: int = 0     # VMEM tile of the first
   id_cols: tuple = ()  # columns of blk holding gate ids (relative to gate_at until emitted)
   elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
+  transposed: bool = False  # the Dot's orientation the plan is for (d.transposed)
 
 
 def _affine2(e: np.ndarray):
@@ -103,13 +104,14 @@ class MxuPlan:
     d = self.dots[0]
     if d.batch or d.a is d.b:
       return []
-    # a chunk of the lane loop must be whole rows of the result: an NCHW convolution's (out channel,
-    # position) lanes are m-major only transposed (the weights as A, the im2col windows as B); a
-    # batch of images (image, out channel, position) chunks by whole images in the kernel's own
-    if not (plans := self._plans_in_lane_order(d)):
-      transpose_dot(d)
-      if not (plans := self._plans_in_lane_order(d)):
-        transpose_dot(d)
+    # a chunk of the lane loop must be whole rows of the result, in either orientation: an NCHW
+    # convolution's (out channel, position) lanes are one chunk of all positions in the kernel's
+    # own (a batch of images: chunks of whole images), or m-major transposed (the weights as A);
+    # the kernel's own orientation first, then the transposed one (adopt picks the first that fits)
+    plans = self._plans_in_lane_order(d)
+    transpose_dot(d)
+    plans += self._plans_in_lane_order(d)
+    transpose_dot(d)
     return plans
 
   def _plans_in_lane_order(self, d: Dot) -> list[MxuStreamPlan]:
@@ -154,6 +156,7 @@ class MxuPlan:
     for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
       if (lanes := order(mc * N)) is not False and (plan := self._mxu_plan(d, mc, fa, fb, lanes)) is not None:
         plan.elems = tuple(np.unique(e if mk is None else e[mk]) for e, mk in ((ea, d.a_mask), (eb, d.b_mask)))
+        plan.transposed = d.transposed
         plans.append(plan)
     return plans
 
@@ -271,6 +274,8 @@ class MxuPlan:
     plan's areas after the windows. False when no group size fits in VMEM."""
     V, L = self.cfg.VMEM_TILES, self.L
     for p in self.mstream_plans:
+      if p.d.transposed != p.transposed:
+        transpose_dot(p.d)
       nc = p.nc
       plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64))
       for slot in (p.A.slot, p.B.slot):

@@ -25,10 +25,15 @@ def sources(monkeypatch):
 def vmem_1024(monkeypatch, fresh_programs):
   """The architecture's VMEM (1024 tiles): the renderer lowers for it, the compiler checks against it."""
   from tinygrad import Device
+  # the devices exist before the variable changes: one created under it would keep the 1024-tile
+  # renderer after the test (monkeypatch would restore the value it found, already the 1024 one)
+  devs = [Device[name] for name in ("TINYTPU", "CPU")]  # without clang the CPU name is a TinyTPU core too
+  for dev in devs:
+    getattr(dev, "renderer", None)  # built on first use: now, under the default configuration
   monkeypatch.setenv("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=1024 PSUM_TILES=256")
-  for name in ("TINYTPU", "CPU"):  # on a machine without clang the CPU name is a TinyTPU core too
-    if isinstance(Device[name], device.TinyTPUDevice):
-      monkeypatch.setattr(Device[name].renderer, "cfg", device.backend_config())
+  for dev in devs:
+    if isinstance(dev, device.TinyTPUDevice):
+      monkeypatch.setattr(dev.renderer, "cfg", device.backend_config())
   yield
 
 

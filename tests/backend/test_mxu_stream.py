@@ -95,11 +95,16 @@ def _conv_ref(x, w, stride=1, pad=0):
 
 # (cin, size, cout, k, stride, padding, nhwc) -> (A separable, B separable, A masked past K, gated tiles)
 CONVS = [
-  ((8, 16, 16, 3, 1, 0, False), (False, True, False, False)),  # the bench's conv_int8_8x16x16_k3: weights as A (transposed)
-  ((6, 14, 16, 5, 1, 0, False), (False, True, True, False)),   # LeNet's conv2: K = 150, not a multiple of N
-  ((12, 21, 8, 3, 2, 0, False), (False, True, False, False)),  # strided windows
-  ((8, 16, 16, 3, 1, 0, True), (True, False, False, False)),   # NHWC output: the windows as A, untransposed
-  ((8, 16, 16, 3, 1, 1, False), (False, True, False, True)),   # padded: the border tiles ANDed with their gate masks
+  # the bench's conv_int8_8x16x16_k3: one chunk of all 196 positions x 16 channels, the windows as A
+  ((8, 16, 16, 3, 1, 0, False), (True, False, False, False)),
+  # 256 positions x 32 channels need 512 PSUM tiles in one chunk: transposed, the weights as A
+  ((4, 18, 32, 3, 1, 0, False), (False, True, False, False)),
+  ((6, 14, 16, 5, 1, 0, False), (True, False, True, False)),   # LeNet's conv2: K = 150, not a multiple of N
+  ((12, 21, 8, 3, 2, 0, False), (True, False, False, False)),  # strided windows
+  ((8, 16, 16, 3, 1, 0, True), (True, False, False, False)),   # NHWC output (m-major)
+  # padded: the border tiles ANDed with their gate masks (the own orientation's layout does not fit)
+  ((8, 16, 16, 3, 1, 1, False), (False, True, False, True)),
+  ((4, 18, 32, 3, 1, 1, False), (False, True, False, True)),
   ((6, 14, 16, 5, 1, 2, False), (False, True, True, True)),    # padded, and K = 150
 ]
 
