@@ -107,9 +107,18 @@ def _plain(name: str) -> str:
   return re.sub(r"\x1b\[[0-9;]*m", "", name)
 
 
-def _guarded(guards: list) -> set[int]:
-  """The buffer slots the launch guards look at."""
-  return {x for g in guards for x in ((g["idx"], g.get("table", g["idx"])) if g.get("kind") == "sparsecore" else (g["a"], g["w"], *(g[p][0] for p in "bmrs")))}
+# Launch guards by kind (the JSON records a kernel carries beside its listing): the buffer slots each
+# reads, and why it fails for these values (None: it holds), else the kernel runs its fallback.
+GUARD_KINDS = {
+  "requant": (epilogue.requant_slots, epilogue.requant_refusal),        # PEPI.BRQ drains (epilogue.py)
+  "sparsecore": (embedding.sparsecore_slots, embedding.sparsecore_refusal),  # EMB lookups (embedding.py)
+}
+
+
+def _guard_kind(g: dict) -> tuple:
+  if g.get("kind") not in GUARD_KINDS:
+    raise RuntimeError(f"TINYTPU: a launch guard of unknown kind {g.get('kind')!r} (known: {', '.join(GUARD_KINDS)})")
+  return GUARD_KINDS[g["kind"]]
 
 
 class TinyTPUProgram(Program):
@@ -130,16 +139,14 @@ class TinyTPUProgram(Program):
     host_reads = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.read]
     host_writes = [chiplaunch.host_range(buf.mv) for info, buf in zip(k.bufs, bufs) if info.slot in k.written]
     chiplaunch.settle(core, host_reads, host_writes)  # the launches this kernel depends on run first: its checks read the mirrors
-    if k.guards:  # requantising PSUM drains (epilogue.py), SparseCore lookups (embedding.py): for these values, else the fallback
-      raw = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size) for slot, (info, mv) in by_slot.items() if slot in _guarded(k.guards)}
-      host = {slot: v.astype(np.int64) for slot, v in raw.items()}
-      if not all(embedding.sparsecore_holds(g, raw) if g.get("kind") == "sparsecore" else epilogue.requant_holds(g, host)
-                 for g in k.guards):
+    if k.guards:  # requantising PSUM drains, SparseCore lookups: the specialised program for these values, else the fallback
+      slots = {x for g in k.guards for x in _guard_kind(g)[0](g)}
+      raw = {slot: np.frombuffer(mv.mv, dtype=_np(info.dtype), count=info.size) for slot, (info, mv) in by_slot.items() if slot in slots}
+      if refused := [r for g in k.guards if (r := _guard_kind(g)[1](g, raw))]:
         if k.fallback is None:  # the generic program could not be lowered (embedding.py: a table larger than VMEM)
           why = next((g.get("no_fallback") for g in k.guards if g.get("no_fallback")), "no generic program")
-          refused = "; ".join(r for g in k.guards if g.get("kind") == "sparsecore" and (r := embedding.sparsecore_refusal(g, raw)))
-          raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: runs only on the SparseCore with every index inside the table "
-                             f"({refused or 'a guard failed'}); the generic program cannot run: {why}")
+          raise RuntimeError(f"TINYTPU kernel {_plain(self.name)}: its launch guard fails ({'; '.join(refused)}) "
+                             f"and the generic program cannot run: {why}")
         k = listing.Compiled.from_bytes(k.fallback.encode())
     for slot, elems in k.int8_checks:  # the MXU multiplies int8: no silent truncation of wider operands
       info, mv = by_slot[slot]

@@ -11,7 +11,7 @@ D/(N*N) tiles, bags of 1 or J) and `EMB.BAG`/`EMB.FBAG` commands of up to 255 ba
 the index list and the output are the kernel's buffers in HBM, in the layout the SparseCore reads.
 
 The SparseCore traps on an index outside [0, V) where tinygrad reads 0: so the kernel carries a
-launch guard (`sparsecore_holds`: every index in range) and the generic program as its fallback,
+launch guard (`sparsecore_refusal`: every index in range) and the generic program as its fallback,
 like the requantising drains (backend/epilogue.py). Every device has the SparseCore: the
 single-core co-sim next to its core, the chip on node 3 shared by both cores (doc/chip.md), so a
 chip core's lookup runs on it too. Sums: int32 wraps like tinygrad's; fp32 bags are a left
@@ -233,6 +233,11 @@ def guard(m: Lookup) -> dict:
   return g
 
 
+def sparsecore_slots(g: dict) -> tuple:
+  """The buffer slots a lookup's launch guard reads."""
+  return (g["idx"], g.get("table", g["idx"]))
+
+
 def sparsecore_refusal(g: dict, host: dict) -> str | None:
   """Why the launch guard fails (None: it holds): an index outside [0, rows), or for fp32 bag sums
   an element of the table that is -0.0 (host: slot -> the buffer's values). A single-core device
@@ -243,8 +248,3 @@ def sparsecore_refusal(g: dict, host: dict) -> str | None:
   if "table" in g and ((host[g["table"]] == 0) & np.signbit(host[g["table"]])).any():
     return "-0.0 in the fp32 table"
   return None
-
-
-def sparsecore_holds(g: dict, host: dict) -> bool:
-  """The launch guard (sparsecore_refusal)."""
-  return sparsecore_refusal(g, host) is None

@@ -223,7 +223,7 @@ class Epilogue:
           vq[nb, row * N + c] = col[0] if len(col) else -1
     bufs = {u: self.bufs[u.src[0].src[0]] for u in (e.bias, m, r, s)}
     elems = lambda u, t: (bufs[u].slot, (t[real] - bufs[u].base).tolist())  # noqa: E731
-    guard = {"a": d.a.slot, "w": d.b.slot, "K": d.dims[1], "b": elems(e.bias, btab),
+    guard = {"kind": "requant", "a": d.a.slot, "w": d.b.slot, "K": d.dims[1], "b": elems(e.bias, btab),
              "m": elems(m, tabs[0]), "r": elems(r, tabs[1]), "s": elems(s, tabs[2])}
     K, Nc = d.dims[1], d.dims[2]
     if K * Nc <= W_TABLE_MAX:  # the weights' elements per column: |acc| <= max|A| * sum_k |W[k][n]| (tighter)
@@ -264,6 +264,17 @@ class Epilogue:
 
   def add_operand(self, e: Epi):
     return self.value(next(s for s in e.add.src if s is not e.bias))
+
+
+def requant_slots(g: dict) -> tuple:
+  """The buffer slots a requantising drain's launch guard reads."""
+  return (g["a"], g["w"], *(g[p][0] for p in "bmrs"))
+
+
+def requant_refusal(g: dict, raw: dict) -> str | None:
+  """Why the guard fails (None: it holds; raw: slot -> the buffer's values)."""
+  host = {slot: v.astype(np.int64) for slot, v in raw.items()}
+  return None if requant_holds(g, host) else "the requantised sum may wrap in int32 or the shift is not tinygrad's rounding"
 
 
 def requant_holds(g: dict, host) -> bool:

@@ -60,7 +60,7 @@ class Compiled:
   int8_checks: list[tuple[int, np.ndarray]]      # (slot, element indices) that must hold int8 values
   executed: int | None                           # instructions retired (None: symbolic loop counts)
   relocs: list = dataclasses.field(default_factory=list)  # (pc, slot, tile offset): LI immediates = HBM tile of slot + offset
-  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds / embedding.sparsecore_holds records (JSON): all must hold
+  guards: list = dataclasses.field(default_factory=list)  # launch guard records (JSON, device.GUARD_KINDS): all must hold
   fallback: str | None = None                    # the program to run when a guard fails, as to_bytes() text (None: an error names the guard)
 
   def to_bytes(self) -> bytes:

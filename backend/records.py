@@ -49,7 +49,7 @@ class Kernel:
   int8_checks: list = dataclasses.field(default_factory=list)  # (slot, element indices) MXU operands that must hold int8 values
   executed: int | None = None   # instructions it retires (spills aside), None for symbolic loop counts
   windows: dict = dataclasses.field(default_factory=dict)  # slot -> stream.Window: what is DMA'd in and out
-  guards: list = dataclasses.field(default_factory=list)  # epilogue.requant_holds records: run `fallback` unless all hold
+  guards: list = dataclasses.field(default_factory=list)  # launch guard records (device.GUARD_KINDS): run `fallback` unless all hold
   fallback: Any = None          # the Kernel without requantising epilogues (when guards)
 
 

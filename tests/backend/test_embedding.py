@@ -185,5 +185,12 @@ def test_table_larger_than_vmem_refuses_what_the_sparsecore_cannot_run(programs)
   table = np.arange(V * 64, dtype=np.int32).reshape(V, 64)
   np.testing.assert_array_equal(_lookup(table, np.array([V - 1, 0, 7], dtype=np.int32)), table[[V - 1, 0, 7]])
   assert _uses_sparsecore(programs[-1:])
-  with pytest.raises(RuntimeError, match=r"runs only on the SparseCore .* \(an index outside the table\); the generic program cannot run: "):
+  with pytest.raises(RuntimeError, match=r"launch guard fails \(an index outside the table\) and the generic program cannot run: "):
     _lookup(table, np.array([V, 0], dtype=np.int32))
+
+
+def test_launch_guards_have_a_kind_the_device_knows():
+  from tinytpu.backend import device
+  assert set(device.GUARD_KINDS) == {"requant", "sparsecore"}
+  with pytest.raises(RuntimeError, match="launch guard of unknown kind 'bogus'"):
+    device._guard_kind({"kind": "bogus"})
