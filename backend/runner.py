@@ -92,6 +92,26 @@ def _keep_chip(cb, outs: dict, name: str) -> pathlib.Path:
   return _kept(name, "chip", chipbundle.write(cb), {who: chipbundle.format_chip_result(r, cb.config) for who, r in outs.items()})
 
 
+def _account(cycles: int, results: list[Result]) -> None:
+  """One launch in STATS: its cycles (a chip launch's until the last core is done) and every kernel's counters."""
+  STATS["kernels"] += len(results)
+  STATS["cycles"] += cycles
+  for r in results:
+    STATS["instructions"] += r.perf.get("retired", 0)
+    STATS["dma_tiles"] += r.perf.get("dma_tiles", 0)  # HBM traffic: the bench's bandwidth roofline
+
+
+def _check_agree(what: str, golden: Result, rtl: Result, keep) -> None:
+  if d := bundle.diff_results(golden, rtl):
+    raise KernelError(f"{what}: RTL and golden model differ ({d[0]}); {keep()}")
+
+
+def _check_ok(what: str, res: Result, keep, why: str = "") -> None:
+  if res.status != "ok":
+    trap = f"trap {res.trap}" if res.status == "trap" else res.status
+    raise KernelError(f"{what}: {trap} at pc={res.pc}{why}; {keep()}")
+
+
 def run_chip(items: dict[int, tuple[Bundle, str]]) -> dict[int, Result]:
   """Run kernels (core -> (bundle, name)) together as one launch of the chip (backend/chiplaunch.py);
   each core's result carries the shared HBM dumps. The chip's cycles (until the last core is done)
@@ -105,30 +125,22 @@ def run_chip(items: dict[int, tuple[Bundle, str]]) -> dict[int, Result]:
       outs[who], per[who] = _chip_outs(cb, on_rtl)
   who = "rtl" if "rtl" in outs else "golden"
   r, res = outs[who], per[who]
-  STATS["kernels"] += len(items)
-  STATS["cycles"] += r.cycles
+  _account(r.cycles, [res[k] for k in items])
   for k in items:
     CHIP_RUNS[k] += 1
-    STATS["instructions"] += res[k].perf.get("retired", 0)
-    STATS["dma_tiles"] += res[k].perf.get("dma_tiles", 0)
   if os.environ.get("TINYTPU_DEBUG"):
     for k, (b, n) in items.items():
       print(f"--- TINYTPU kernel {n} (chip core {k}): {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
             f"--- {n}: {res[k].cycles} cycles, status {res[k].status}")
     print(f"--- chip launch {names}: {r.cycles} cycles")
+  keep = lambda: f"chip bundle kept in {_keep_chip(cb, outs, names)}"  # noqa: E731
   if os.environ.get("TINYTPU_KEEP"):
-    _keep_chip(cb, outs, names)
+    keep()
   if mode == "both":
     for k, (_, n) in items.items():
-      if d := bundle.diff_results(per["golden"][k], per["rtl"][k]):
-        path = _keep_chip(cb, outs, names)
-        raise KernelError(f"TINYTPU kernel {n} (chip core {k}): RTL and golden model differ ({d[0]}); chip bundle kept in {path}")
+      _check_agree(f"TINYTPU kernel {n} (chip core {k})", per["golden"][k], per["rtl"][k], keep)
   for k, (_, n) in items.items():
-    if res[k].status != "ok":
-      path = _keep_chip(cb, outs, names)
-      what = f"trap {res[k].trap}" if res[k].status == "trap" else res[k].status
-      raise KernelError(f"TINYTPU kernel {n} (chip core {k}): {what} at pc={res[k].pc}"
-                        + (f" ({r.deadlock})" if r.deadlock else "") + f"; chip bundle kept in {path}")
+    _check_ok(f"TINYTPU kernel {n} (chip core {k})", res[k], keep, f" ({r.deadlock})" if r.deadlock else "")
   return {k: res[k] for k in items}
 
 
@@ -166,22 +178,16 @@ def run(b: Bundle, name: str = "kernel") -> Result:
   if mode in ("rtl", "both"):
     outs["rtl"] = _rtl(b)
   res = outs.get("rtl", outs.get("golden"))
-  STATS["kernels"] += 1
-  STATS["cycles"] += res.cycles
-  STATS["instructions"] += res.perf.get("retired", 0)
-  STATS["dma_tiles"] += res.perf.get("dma_tiles", 0)  # HBM traffic: the bench's bandwidth roofline
+  _account(res.cycles, [res])
   if os.environ.get("TINYTPU_DEBUG"):
     print(f"--- TINYTPU kernel {name}: {len(b.program)} instructions\n{asm.disassemble(b.program, b.config.N)}"
           f"--- {name}: {res.cycles} cycles, status {res.status}")
+  keep = lambda: f"bundle kept in {_keep(b, name, outs)}"  # noqa: E731
   if os.environ.get("TINYTPU_KEEP"):
-    _keep(b, name, outs)
+    keep()
   if os.environ.get("TINYTPU_PROFILE"):
     _profile(b, name, "rtl" in outs)
-  if mode == "both" and (d := bundle.diff_results(outs["golden"], outs["rtl"])):
-    path = _keep(b, name, outs)
-    raise KernelError(f"TINYTPU kernel {name}: RTL and golden model differ ({d[0]}); bundle kept in {path}")
-  if res.status != "ok":
-    path = _keep(b, name, outs)
-    what = f"trap {res.trap}" if res.status == "trap" else res.status
-    raise KernelError(f"TINYTPU kernel {name}: {what} at pc={res.pc}; bundle kept in {path}")
+  if mode == "both":
+    _check_agree(f"TINYTPU kernel {name}", outs["golden"], outs["rtl"], keep)
+  _check_ok(f"TINYTPU kernel {name}", res, keep)
   return res
