@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import os
 import sys
 from typing import Callable
 
@@ -132,10 +133,15 @@ def flush() -> None:
 
 @atexit.register
 def _flush_at_exit() -> None:
+  """A launch still pending when the process ends runs now; if it fails, the process exits with
+  status 1 (an exception raised here would not change it), so a script is not judged a success."""
   try:
     flush()
   except Exception as e:  # noqa: BLE001  the process is ending: say what did not run
     print(f"TINYTPU: the pending chip launch failed at exit: {e}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1)
 
 
 # ---- copies between the chip's cores

@@ -5,6 +5,10 @@ data-parallel training step (gradients all-reduced by tinygrad's copies) matches
 one-device step, kernels that depend on a pending launch see its results, and a device beyond the
 chip's cores is an error naming it. On the golden model by default (the backend's switch,
 tests/backend/conftest.py); the RTL runs are nightly (a chip build for the backend's VMEM size)."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -181,3 +185,22 @@ def test_a_failing_launch_names_the_kernel_and_core_and_gives_back_its_ranges():
   with pytest.raises(runner.KernelError, match=r"TINYTPU kernel bad \(chip core 1\): trap hbm_out_of_range at pc=1"):
     chiplaunch.submit(item(1, "next", "HALT\n"))  # same core: flushes the bad one first
   assert released == ["bad", "next"] and not chiplaunch.PENDING and chiplaunch.SPACE.held == 0
+
+
+def test_a_launch_failing_at_exit_fails_the_process(tmp_path):
+  """A chip launch still pending when the script ends runs at exit; when it traps, the script's exit
+  status is 1 and stderr names the kernel (not a silent 0)."""
+  script = tmp_path / "pending.py"
+  script.write_text("""
+from tinytpu import asm
+from tinytpu.backend import chiplaunch
+from tinytpu.backend.device import backend_config
+from tinytpu.records import Bundle
+cfg = backend_config()
+b = Bundle(config=cfg, program=asm.assemble("LI s1, -5\\nDMA.IN [s0 + 0], [s1 + 0], 1\\nHALT\\n", cfg.N), max_cycles=100_000)
+chiplaunch.submit(chiplaunch.Item(1, "late", b, [], lambda: [], [], [], lambda r: None, lambda: None))
+print("script done")
+""")
+  r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env={**os.environ, "TINYTPU_SIM": "golden"})
+  assert r.returncode == 1 and "script done" in r.stdout, (r.returncode, r.stdout, r.stderr)
+  assert "pending chip launch failed at exit: TINYTPU kernel late (chip core 1): trap hbm_out_of_range at pc=1" in r.stderr, r.stderr
