@@ -70,7 +70,8 @@ def test_back_to_back_and_next_to_dma():
   check(b)
 
 
-@pytest.mark.parametrize("cfg", [SLOW, Config(HBM_LATENCY=1)], ids=["slow", "latency1"])
+# a one-cycle HBM is a co-sim build of its own: nightly (the slow one shares test_dma's build)
+@pytest.mark.parametrize("cfg", [SLOW, pytest.param(Config(HBM_LATENCY=1), marks=pytest.mark.nightly)], ids=["slow", "latency1"])
 def test_other_hbm_timing(cfg):
   cosim.build(cfg)
   for fp in (False, True):

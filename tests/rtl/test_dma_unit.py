@@ -16,12 +16,11 @@ def test_dma_unit_default():
   kit.build_and_run("dma", SOURCES, "tinytpu.tb.dma.tests", {"N": DEFAULT.N, "HBM_LATENCY": DEFAULT.HBM_LATENCY}, testcase=TESTS)
 
 
-def test_dma_unit_short_latency():
-  kit.build_and_run("dma", SOURCES, "tinytpu.tb.dma.tests", {"N": 2, "HBM_LATENCY": 1}, testcase=TESTS)
-
-
+# other sizes and latencies (each a build of its own) run in the nightly: N = 2 with a one-cycle HBM
+# (the smallest FIFOs), N = 8, a deeper queue, N = 16
 @pytest.mark.nightly
-@pytest.mark.parametrize("params", [{"N": 8, "HBM_LATENCY": 37}, {"N": 4, "HBM_LATENCY": 3, "QDEPTH": 8}, {"N": 16, "HBM_LATENCY": 100}])
+@pytest.mark.parametrize("params", [{"N": 2, "HBM_LATENCY": 1}, {"N": 8, "HBM_LATENCY": 37}, {"N": 4, "HBM_LATENCY": 3, "QDEPTH": 8},
+                                    {"N": 16, "HBM_LATENCY": 100}])
 def test_dma_unit_nightly(params):
   kit.build_and_run("dma", SOURCES, "tinytpu.tb.dma.tests", params, testcase=TESTS, seed=kit.seed_from_env(),
                     extra_env={"TINYTPU_DMA_SCALE": "4"})
