@@ -81,6 +81,16 @@ def test_judge_flags(results, needle):
   assert any(needle in p for p in problems), problems
 
 
+def test_judge_timeout_entries_may_pass_or_time_out_but_not_fail_otherwise():
+  manifest = {"T::slow": {"mode": "timeout", "reason": "slow"}}
+  for outcome, phases, message in (("passed", [], ""), ("failed", ["forward"], "Failed: Timeout (>1200.0s) from pytest-timeout."),
+                                   ("failed", ["backward"], "Failed: Timeout (>1200.0s) from pytest-timeout.")):
+    run = ops.Run({"T::slow": {"outcome": outcome, "phases": phases, "message": message, "skip": None, "duration": 1.0}}, 1, "", 1.0)
+    assert ops.judge(run, manifest, None) == [], (outcome, phases)
+  run = ops.Run({"T::slow": {"outcome": "failed", "phases": ["forward"], "message": "AssertionError: mismatch", "skip": None, "duration": 1.0}}, 1, "", 1.0)
+  assert any("listed as too slow, but fails otherwise" in p for p in ops.judge(run, manifest, None))
+
+
 def test_judge_flags_missing_and_unknown():
   run = _run(T__fwd=("failed", ["forward"], None))
   assert any("T::bwd: in test_ops_manifest.toml but not a test" in p for p in ops.judge(run, MANIFEST, None))

@@ -25,7 +25,9 @@ COPY = ROOT / "build" / "tinygrad-tests"
 FILES = ("LICENSE", "test/__init__.py", "test/helpers.py", "test/backend/__init__.py", "test/backend/test_ops.py")
 TEST_FILE = "test/backend/test_ops.py"
 MANIFEST = pathlib.Path(__file__).with_name("test_ops_manifest.toml")
-MODES = ("forward", "backward", "both")
+# "timeout": slow, not wrong (a run near the per-test timeout on the golden model): it may pass or
+# time out in either phase, and any other failure is a disagreement
+MODES = ("forward", "backward", "both", "timeout")
 
 # The only acceptable skips: tinygrad's own guards as they evaluate on TINYTPU. Any other skip
 # (a missing module, a new guard, an environment switch such as SKIP_SLOW_TEST) fails the run.
@@ -163,6 +165,7 @@ def judge(run: Run, manifest: dict[str, dict], selection: list[str] | None, forw
 
   - a failure or error not in the manifest;
   - a manifest test that passed (stale: remove the entry) or fails in another phase than its mode;
+    a `timeout` entry that fails other than by the per-test timeout;
   - a skip whose reason is not in ALLOWED_SKIPS;
   - a selected test with no result, a manifest test that does not exist (full runs), pytest not
     finishing normally.
@@ -193,9 +196,12 @@ def judge(run: Run, manifest: dict[str, dict], selection: list[str] | None, forw
           problems.append(f"{t}: fails with FORWARD_ONLY=1 though its manifest mode is backward: make it forward ({rec['message']})")
         else:
           problems.append(f"{t}: unexpected {'failure' if rec['outcome'] == 'failed' else 'error'} ({observed_mode(rec)}): {rec['message']}")
+      elif entry["mode"] == "timeout":
+        if "Timeout" not in rec["message"]:
+          problems.append(f"{t}: listed as too slow, but fails otherwise ({observed_mode(rec)}): {rec['message']}")
       elif not forward_only and observed_mode(rec) != entry["mode"]:
         problems.append(f"{t}: fails in mode {observed_mode(rec)}, the manifest says {entry['mode']}: update the entry ({rec['message']})")
-    elif entry is not None:
+    elif entry is not None and entry["mode"] != "timeout":
       problems.append(f"{t}: passes now: remove it from {MANIFEST.name} (was: {entry['reason']})")
   if selection is None:
     for t in manifest:
