@@ -83,8 +83,10 @@ def test_rows_that_are_not_whole_tiles_run_the_generic_program(programs):
 
 def test_chip_cores_use_the_sparsecore(monkeypatch):
   """The chip has the SparseCore on node 3 (doc/chip.md): on TINYTPU:1 and TINYTPU:0 of the chip the
-  guard picks the EMB.BAG program; an index outside the table still runs the generic one."""
+  guard picks the EMB.BAG program; an index outside the table still runs the generic one. On the
+  golden chip even under make test's TINYTPU_TEST_SIM=both (the RTL run is the nightly test below)."""
   monkeypatch.setenv("TINYTPU_CHIP", "1")
+  monkeypatch.setenv("TINYTPU_SIM", "golden")
   bundles = []
   real = runner.run_chip
   monkeypatch.setattr(runner, "run_chip", lambda items: (bundles.append([b.program for b, _ in items.values()]), real(items))[1])

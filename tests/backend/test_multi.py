@@ -24,6 +24,13 @@ from tinytpu.records import Bundle
 DEVS = ("TINYTPU:0", "TINYTPU:1")
 
 
+@pytest.fixture(autouse=True)
+def golden_chip(monkeypatch):
+  """The golden chip even under `make test`'s TINYTPU_TEST_SIM=both: the RTL runs (test_*_rtl, which
+  set TINYTPU_SIM themselves) need a chip build of the backend's VMEM size and are nightly."""
+  monkeypatch.setenv("TINYTPU_SIM", "golden")
+
+
 @pytest.fixture
 def chip(monkeypatch):
   """TINYTPU is core 0 of the chip for this test (read at each launch)."""
