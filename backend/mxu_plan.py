@@ -168,6 +168,8 @@ class MxuPlan:
     M, K, Nc = d.dims
     Nt, R = -(-Nc // N), mc * N
     Kt, nc, pad = -(-K // N), -(-M // R), -K % N
+    if pad and d.mode != "int8":
+      return None  # bf16: B's lanes past K repeat k = K - 1, and 0 * inf there would be NaN, not tinygrad's sum
     pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
     a_tiles, b_tiles = -(-d.a.size // L), -(-d.b.size // L)
     if d.a_mask is not None and (d.a_mask != d.a_mask[np.arange(M) % R]).any():

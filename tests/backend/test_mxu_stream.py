@@ -131,7 +131,11 @@ def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed
   rng = np.random.default_rng(11)
   x, w = _i8(rng, 16, 2, 8, 8), _i8(rng, 8, 2, 3, 3)
   out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), padding=1)
-  np.testing.assert_array_equal(out.numpy(), _conv_ref(x, w, 1, 1))
+  got = out.numpy()
+  np.testing.assert_array_equal(got, _conv_ref(x, w, 1, 1))
+  # and what tinygrad itself computes (its PYTHON device: the UOp semantics, padding included)
+  py = Tensor(x, device="PYTHON").cast("int32").conv2d(Tensor(w, device="PYTHON").cast("int32"), padding=1).numpy()
+  np.testing.assert_array_equal(got, py)
   (a_mode, b_mode, mc, nc, sep_a, sep_b, _, gated), = streamed
   assert (a_mode, sep_a, gated) == ("resident", True, True) and nc > 1 and (mc * 4) % 64 == 0, streamed
 
