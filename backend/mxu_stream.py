@@ -21,10 +21,11 @@ After the K loop the PSUM tiles go to a result area, and gathers through a few c
 put them in lane order (area D, which overlays the staging and raw windows); the lane loop reads
 the dot value of lane tile t as tile D + t.
 
-Applies to one dot product (no batch; padded windows when resident) whose lane loop is m-major over exactly
-its M x Nc results in one of the two orientations (an NCHW convolution's only with the weights as
-A), with A and B affine in (m, k) and (k, n) or separable (im2col windows: mxu_plan.py). Anything
-else keeps the VMEM-resident layout or, when that does not fit, the VPU."""
+Applies to one dot product (no batch range; padded windows when resident) whose lane loop covers
+exactly its M x Nc results in chunks of whole result rows laid out alike (m-major, or e.g. whole
+images of an NCHW convolution), in either orientation, with A and B affine in (m, k) and (k, n) or
+separable (im2col windows); mxu_plan.py chooses. Anything else keeps the VMEM-resident layout or,
+when that does not fit, the VPU."""
 from __future__ import annotations
 
 
