@@ -25,12 +25,12 @@ from tinytpu.backend.stream import SPILL_RESERVE
 class Operand:
   """How one operand reaches the staging copies."""
   slot: int
-  mode: str            # "resident" | "rows" | "kb" (B only)
+  mode: str            # "resident" | "rows" | "kb" (B only) | "band" (separable: per block a window of the buffer)
   win: int             # VMEM tiles of one raw window copy
   table: np.ndarray    # [staged tiles, L] element offsets from the gather base
   base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
   step_kb: int         # elements the gather base (resident) or the window (kb, rows) moves per K block
-  step_chunk: int      # elements it moves per chunk
+  step_chunk: int      # elements it moves per chunk (A: per row group, of which a column chunk has several)
   hstride: int = 0     # rows: HBM tiles between rows
   rows: int = 0        # rows: rows of the 2-D DMA
   at: int = 0          # VMEM tile of copy 0 (copy 1 follows)
@@ -41,6 +41,8 @@ class Operand:
   pids: np.ndarray | None = None    # patterns: per staged tile its table row (table = the distinct patterns)
   shifts: np.ndarray | None = None  # ... and the element offset its gather adds (the VGATHER immediate)
   tat: int = 0         # VMEM tile of its first table row
+  starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
+  sslot: int = 0       # band: the block-table tile whose lane 0 holds it
 
 
 @dataclasses.dataclass
@@ -68,6 +70,9 @@ class MxuStreamPlan:
   id_cols: tuple = ()  # columns of blk holding gate ids (relative to gate_at until emitted)
   elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
   transposed: bool = False  # the Dot's orientation the plan is for (d.transposed)
+  ng: int = 1          # row groups of mc tiles per chunk, each its own K loop into its PSUM tiles (column chunks)
+  nt: int = 0          # weight column tiles per chunk (all Nt for row chunks)
+  cols: bool = False   # column chunks: a chunk is every row times nt * N columns (B moves per chunk)
 
 
 def _affine2(e: np.ndarray):
@@ -79,6 +84,7 @@ def _affine2(e: np.ndarray):
   return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
 
 
+COLUMN_GROUPS_TRIED = 3  # row-group sizes planned per column-chunk width (largest first)
 PATTERNS_MAX = 4  # distinct lane-part patterns a separable operand keeps in registers per block
 
 
@@ -108,13 +114,17 @@ class MxuPlan:
     # convolution's (out channel, position) lanes are one chunk of all positions in the kernel's
     # own (a batch of images: chunks of whole images), or m-major transposed (the weights as A);
     # the kernel's own orientation first, then the transposed one (adopt picks the first that fits)
-    plans = self._plans_in_lane_order(d)
-    transpose_dot(d)
-    plans += self._plans_in_lane_order(d)
-    transpose_dot(d)
+    # then column chunks (every row, a few weight columns: the result transposed into lane order by
+    # the drain's gathers), then separable operands in band windows per K block instead of resident
+    plans = []
+    for cols, band in ((False, False), (True, False), (False, True), (True, True)):
+      plans += self._plans_in_lane_order(d, cols, band)
+      transpose_dot(d)
+      plans += self._plans_in_lane_order(d, cols, band)
+      transpose_dot(d)
     return plans
 
-  def _plans_in_lane_order(self, d: Dot) -> list[MxuStreamPlan]:
+  def _plans_in_lane_order(self, d: Dot, cols: bool, band: bool) -> list[MxuStreamPlan]:
     N, L, P = self.cfg.N, self.L, self.cfg.PSUM_TILES
     M, K, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
@@ -150,24 +160,56 @@ class MxuPlan:
     # separable: F(m) + G(k) by construction (the lane part plus the reduce part of its index)
     fa = _affine2(ea) or (_flat_offsets(d.mlanes), np.array(d.a_off))
     fb = _affine2(eb) or (np.array(d.b_off), _flat_offsets(d.nlanes))
+    def corder(Cc: int):
+      """Chunk 0's (m, n) per lane when every chunk of Cc whole columns (all M rows) is M * Cc
+      consecutive lanes laid out alike (False: no such chunks)."""
+      if Nc % Cc or (M * Cc) % L or (fn // Cc != g // (M * Cc)).any():
+        return False
+      lm, ln = fm.reshape(-1, M * Cc), (fn % Cc).reshape(-1, M * Cc)
+      return (lm[0], ln[0]) if (lm == lm[0]).all() and (ln == ln[0]).all() else False
     plans = []
-    # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
-    # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
-    for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
-      if (lanes := order(mc * N)) is not False and (plan := self._mxu_plan(d, mc, fa, fb, lanes)) is not None:
+    def add(plan):
+      if plan is not None:
         plan.elems = tuple(np.unique(e if mk is None else e[mk]) for e, mk in ((ea, d.a_mask), (eb, d.b_mask)))
         plan.transposed = d.transposed
         plans.append(plan)
+    if not cols:
+      # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
+      # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
+      for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
+        if (lanes := order(mc * N)) is not False:
+          add(self._mxu_plan(d, mc, fa, fb, lanes, band))
+      return plans
+    # column chunks of nt weight tiles: the rows in groups of mc tiles (each its own K loop, all in
+    # PSUM at once); the largest groups that plan, a few per nt (the VMEM check picks later)
+    for nt in sorted((t for t in range(1, Nt + 1) if Nc % (t * N) == 0 and t * Mt <= P), reverse=True):
+      if (lanes := corder(nt * N)) is False:
+        continue
+      found = 0
+      for mc in range(min(Mt, 255), 0, -1):
+        if -(-Mt // mc) * mc * nt <= P and (plan := self._mxu_plan(d, mc, fa, fb, lanes, band, nt)) is not None:
+          add(plan)
+          found += 1
+          if found == COLUMN_GROUPS_TRIED:
+            break
     return plans
 
-  def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes) -> MxuStreamPlan | None:
+  def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes, band: bool = False, nt: int | None = None) -> MxuStreamPlan | None:
     """fa, fb: (c0, c1, c2) of an affine operand, or (F, G) of a separable one (its lane and reduce
-    parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident: its gathers add
-    a per-block k tile (ktable) to the lane part's tables, the base moves per chunk only."""
+    parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident, or with `band`
+    (A only) a window per K block: its gathers add a per-block k tile (ktable) to the lane part's
+    tables, the base moves per row group only. nt: column chunks of nt weight tiles, the rows in
+    groups of mc tiles (else row chunks of mc tiles times every column)."""
     N, L = self.cfg.N, self.L
     M, K, Nc = d.dims
-    Nt, R = -(-Nc // N), mc * N
-    Kt, nc, pad = -(-K // N), -(-M // R), -K % N
+    cols, R = nt is not None, mc * N
+    Nt = nt if cols else -(-Nc // N)  # weight column tiles per chunk
+    Cc = Nt * N if cols else Nc       # its columns
+    Kt, pad = -(-K // N), -K % N
+    ng = -(-M // R) if cols else 1    # row groups per chunk
+    nc = Nc // Cc if cols else -(-M // R)
+    if cols and (len(fb) == 2 or d.b_mask is not None or (ng == 1 and nc == 1)):
+      return None  # a separable B moves per chunk (not planned); one group of one chunk is a row chunk
     if pad and d.mode != "int8":
       return None  # bf16: B's lanes past K repeat k = K - 1, and 0 * inf there would be NaN, not tinygrad's sum
     pi, kj = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")  # lane pi * N + kj
@@ -182,13 +224,20 @@ class MxuPlan:
       return np.stack(rows + rows[-1:])
     if len(fa) == 2:
       F, G = fa
-      step = int(F[R] - F[0]) if nc > 1 else 0
+      step = int(F[R] - F[0]) if (ng if cols else nc) > 1 else 0
       m = np.arange(M)
       if (F != F[m % R] + (m // R) * step).any():
         return None  # the chunks' windows do not move by a fixed step
       tab = np.stack([F[np.minimum(pt * N + pi, M - 1)].ravel() for pt in range(mc)])
-      A = _patterns(Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj)))
+      if band:
+        A = self._band(d.a.slot, a_tiles, tab, ktable(G, kj), step, ng if cols else nc)
+        if A is None:
+          return None
+      else:
+        A = _patterns(Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj)))
     else:
+      if band:
+        return None  # the band variant is for separable operands
       a0, sp, sk = fa
       # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
       if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0 and not pad and d.a_mask is None:
@@ -200,8 +249,8 @@ class MxuPlan:
     # B: weight tile nt lane kj * N + pi holds B[k = kb*N + kj][n = nt*N + pi]; padding columns read column 0
     def btab(rel_n):
       rows = []
-      for nt in range(Nt):
-        n = nt * N + pi.T  # [kj][pi]
+      for j in range(Nt):
+        n = j * N + pi.T  # [kj][pi]
         n = np.where(n < Nc, n, 0)
         rows.append(rel_n(kj.T, n).ravel())
       return np.stack(rows)
@@ -210,18 +259,20 @@ class MxuPlan:
       B = _patterns(Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T)))
     else:
       b0, tk, tn = fb
-      kb_win = -(-((N - 1) * tk + Nc) // L) if tn == 1 else 0
-      streamable = not pad and d.b_mask is None
+      kb_win = -(-((N - 1) * tk + Cc) // L) if tn == 1 else 0
+      sb = tn * Cc if cols else 0  # B's columns move per column chunk
+      streamable = not pad and d.b_mask is None and sb % L == 0
       if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable:
-        B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, 0)
-      elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Nc < b_tiles and streamable:  # a Linear weight (out, in): Nc rows of one tile
-        B = Operand(d.b.slot, "rows", Nc, btab(lambda k, n: n * L + k), b0, N, 0, hstride=tn // L, rows=Nc)
+        B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
+      elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
+        B = Operand(d.b.slot, "rows", Cc, btab(lambda k, n: n * L + k), b0, N, sb, hstride=tn // L, rows=Cc)
       else:
-        B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, 0)
-    # lane order: lane tile q of a chunk gathers result element (nb * mc + mb) * L + (m % N) * N + n % N
+        B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
+    # lane order: lane tile q of a chunk gathers result element (grp * mc * Nt + nb * mc + mb) * L +
+    # (m % N) * N + n % N (row group grp = m // R, its row tile mb)
     gl = np.arange(R * Nc).reshape(-1, L)
     m, n = (gl // Nc, gl % Nc) if lanes is None else (lanes[0].reshape(-1, L), lanes[1].reshape(-1, L))
-    e = ((n // N) * mc + m // N) * L + (m % N) * N + n % N
+    e = ((m // R) * mc * Nt + (n // N) * mc + (m % R) // N) * L + (m % N) * N + n % N
     canon, dfill, ids = [], [], {}
     for row in e:
       shift = int(row.min()) // L
@@ -230,13 +281,17 @@ class MxuPlan:
         ids[key] = len(canon)
         canon.append(list(key))
       dfill.append((ids[key], shift))
-    C = R * Nc // L
-    plan = MxuStreamPlan(d, mc, R, C, -(-M // R), A, B, canon, dfill)
+    C = (M * Cc if cols else R * Nc) // L
+    plan = MxuStreamPlan(d, mc, R, C, nc, A, B, canon, dfill, ng=ng, nt=Nt, cols=cols)
     # per K block one row of tiles: the separable operands' k parts, then A's mask (lane (pi, kj):
     # all ones while kb * N + kj < K)
     cols = [o.ktable for o in (A, B) if o.ktable is not None]
     for i, o in enumerate([o for o in (A, B) if o.ktable is not None]):
       o.kslot = i
+    for o in (A, B):
+      if o.starts is not None:  # a band window's first tile per block, in lane 0
+        o.sslot = len(cols)
+        cols.append(np.pad(o.starts[:, None], ((0, 0), (0, L - 1))))
     if pad:
       mask = [np.where(kb * N + kj < K, -1, 0).ravel() for kb in range(Kt)]
       plan.mask, plan.mask_slot = True, len(cols)
@@ -246,11 +301,31 @@ class MxuPlan:
       plan.blk = np.stack(cols, axis=1)
     return plan
 
+  def _band(self, slot: int, tiles: int, tab: np.ndarray, kt: np.ndarray, step: int, groups: int) -> Operand | None:
+    """A separable operand read through a window per K block: block kb's window is the buffer's
+    tiles s(kb) + g * step / L onwards (row group g), `win` tiles, DMA'd two blocks ahead like a
+    streamed operand's; its k parts are relative to the window. s(kb) is lowered where the last
+    group's window would pass the buffer's end (None when that loses elements: a partial last group).
+    A padded window's offsets outside the buffer are gated lanes: the window holds the buffer's
+    part only, and their gathers read whatever is next to the copy (_gathers_inside bounds it)."""
+    L = self.L
+    if step % L:
+      return None  # the groups' windows must move by whole tiles
+    lo, hi = int(tab.min()) + kt.min(axis=1), int(tab.max()) + kt.max(axis=1)
+    lo, hi = np.clip(lo, 0, tiles * L - 1), np.clip(hi, 0, tiles * L - 1)
+    s, end = lo // L, hi // L + 1
+    win = int((end - s).max())
+    st = step // L
+    s2 = np.minimum(s, tiles - (groups - 1) * st - win)
+    if (s2 < 0).any() or (end > s2 + win).any():
+      return None
+    return _patterns(Operand(slot, "band", win, tab, 0, 0, step, ktable=kt - s2[:, None] * L, starts=s2))
+
   def _mxu_tiles(self, p: MxuStreamPlan, first: int) -> int:
     """Lay the plan's VMEM areas out from tile `first`; returns the first tile after them."""
-    mc, Nt = p.mc, -(-p.d.dims[2] // self.cfg.N)
+    mc, Nt = p.mc, p.nt
     t = first
-    p.res, t = t, t + mc * Nt
+    p.res, t = t, t + p.ng * mc * Nt
     p.tables = t
     p.A.tat, p.B.tat = t, t + len(p.A.table)
     t += len(p.A.table) + len(p.B.table)
@@ -301,11 +376,17 @@ class MxuPlan:
     the extra block staged in the last iteration included), stay inside VMEM."""
     Kt = -(-p.d.dims[1] // self.cfg.N)
     for o in (p.A, p.B):
+      if o.mode == "band":  # either copy's gathers (a gated lane may point outside the window)
+        lo = o.at * self.L + int(o.table.min()) + int(o.ktable.min()) + (0 if o.shifts is None else int(o.shifts.min()))
+        hi = (o.at + o.win) * self.L + int(o.table.max()) + int(o.ktable.max()) + (0 if o.shifts is None else int(o.shifts.max()))
+        if lo < 0 or hi >= V * self.L:
+          return False
       if o.mode == "resident":
         kmax, kmin = (0, 0) if o.ktable is None else (int(o.ktable.max()), int(o.ktable.min()))
         smax, smin = (0, 0) if o.shifts is None else (int(o.shifts.max()), int(o.shifts.min()))
-        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * (p.nc - 1) + max(0, o.step_kb) * (Kt - 1) + int(o.table.max()) + kmax + smax
-        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * (p.nc - 1) + min(0, o.step_kb) * (Kt - 1) + int(o.table.min()) + kmin + smin
+        moves = (p.ng if o is p.A and p.cols else p.nc) - 1  # A moves per row group, B per chunk
+        hi = o.at * self.L + o.base0 + max(0, o.step_chunk) * moves + max(0, o.step_kb) * (Kt - 1) + int(o.table.max()) + kmax + smax
+        lo = o.at * self.L + o.base0 + min(0, o.step_chunk) * moves + min(0, o.step_kb) * (Kt - 1) + int(o.table.min()) + kmin + smin
         if lo < 0 or hi >= V * self.L:
           return False
     return True

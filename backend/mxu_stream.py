@@ -45,6 +45,11 @@ class MxuStream(MxuPlan):
     self.ms_a = self.sreg("MXU A pointer", temp=False)
     self._pointer(p.A, self.ms_a)
     self.mxu_regs.append(self.ms_a)
+    self.ms_b = None
+    if p.B.step_chunk:  # column chunks: B's pointer moves per chunk
+      self.ms_b = self.sreg("MXU B pointer", temp=False)
+      self._pointer(p.B, self.ms_b)
+      self.mxu_regs.append(self.ms_b)
 
   def _pointer(self, o: Operand, r: int):
     """r = block 0's gather base (resident: a VMEM element address) or HBM element address (streamed)."""
@@ -89,7 +94,7 @@ class MxuStream(MxuPlan):
     with block kb + 1 gathered into copy 1 - par between the pairs."""
     p, N, L = self.mstream, self.cfg.N, self.L
     M, K, Nc = p.d.dims
-    Kt, Nt, mc = -(-K // N), -(-Nc // N), p.mc
+    Kt, Nt, mc = -(-K // N), p.nt, p.mc
     B_ = mc + Nt  # staged tiles per block
     shL = L.bit_length() - 1
     par, kl = self.sreg("MXU block parity", temp=False), self.sreg("MXU blocks left", temp=False)
@@ -98,11 +103,17 @@ class MxuStream(MxuPlan):
     ops_ = (("A", p.A), ("B", p.B))
     nk = 0 if p.blk is None else p.blk.shape[1]
     bt = self.sreg("MXU block-table pointer", temp=False) if nk else None
-    if nk:
-      self.ins("LI", SR(bt), p.blk_at)
-    self.ins("LI", SR(par), 0)
-    self.ins("LI", SR(kl), Kt - 1)
-    self._pointer(p.B, hb)
+    pg = self.sreg("MXU PSUM group", temp=False) if p.ng > 1 else 0  # the row group's first PSUM tile
+    def start():
+      """A row group's K loop state: block 0, B at the chunk's first block."""
+      if nk:
+        self.ins("LI", SR(bt), p.blk_at)
+      self.ins("LI", SR(par), 0)
+      self.ins("LI", SR(kl), Kt - 1)
+      if self.ms_b is None:
+        self._pointer(p.B, hb)
+      else:
+        self.ins("SADDI", SR(hb), SR(self.ms_b), 0)
     def ahead(name, o, blocks: int, clamp: bool = False) -> int:
       """A temporary: the operand's pointer `blocks` blocks on (clamp: only while blocks are left,
       so a resident operand's gathers for the block after the last stay inside its buffer)."""
@@ -117,13 +128,17 @@ class MxuStream(MxuPlan):
       self.ins("SADD", SR(t), SR(t), SR(ptr[name]))
       self._drop(f)
       return t
-    def dma(o: Operand, h: int, copy: int):
-      """The raw block at HBM element address h into window copy `copy` (a tile register)."""
+    def dma(o: Operand, h: int, copy: int, blocks: int):
+      """The raw block kb + blocks at HBM element address h into window copy `copy` (a tile register)."""
       t = self.sreg("HBM tile")
       k = self.sreg("shift")
       self.ins("LI", SR(k), shL)
       self.ins("SSRA", SR(t), SR(h), SR(k))
-      if o.mode == "rows":
+      if o.mode == "band":  # the block's window starts at its own tile (the block table's lane 0)
+        self.ins("VEXTRACT", SR(k), self._ktile(bt, blocks * nk + o.sslot), 0, 0)
+        self.ins("SADD", SR(t), SR(t), SR(k))
+        self.ins("DMA.IN", Mem(copy, 0), Mem(t, 0), o.win)
+      elif o.mode == "rows":
         self.ins("LI", SR(k), o.hstride)
         self.ins("DMA.CFG", SR(k), o.rows, 1)
         self.ins("DMA.IN", Mem(copy, 0), Mem(t, 0), 1)
@@ -202,7 +217,7 @@ class MxuStream(MxuPlan):
         self.ins("BLT", SR(kl), SR(two), skip)  # no block kb + 2
         self._drop(two)
         for name, o in streamed:
-          dma(o, ahead(name, o, 2), self._copy(o.at, o.win, par, False))
+          dma(o, ahead(name, o, 2), self._copy(o.at, o.win, par, False), 2)
         self.code.append(Label(skip))
       # block kb + 1 staged between the pairs (in the last iteration a harmless extra block)
       st = self._copy(p.stage, B_, par, False)
@@ -210,7 +225,7 @@ class MxuStream(MxuPlan):
       per = -(-len(ops) // Nt)
       for j in range(Nt):
         self.ins("MLW", Mem(st, mc + j))
-        self.ins(p.d.mmul, Mem(0, j * mc), Mem(st, 0), mc, acc)
+        self.ins(p.d.mmul, Mem(pg, j * mc), Mem(st, 0), mc, acc)
         for op in ops[j * per:(j + 1) * per]:
           op()
       self.free_temps()
@@ -236,23 +251,35 @@ class MxuStream(MxuPlan):
         self.ins("LOOPI", n, end)
       body()
       self.code.append(Label(end))
-    # prologue: blocks 0 and 1 in (copies 0 and 1), block 0 staged into staging copy 0
-    for name, o in ops_:
-      if o.mode != "resident":
-        dma(o, ahead(name, o, 0), self._copy(o.at, o.win, par, False))
-        if Kt > 1:
-          dma(o, ahead(name, o, 1), self._copy(o.at, o.win, par, True))
-    for op in stage_ops(0, False):
-      op()
-    self.free_temps()
-    block(0)
-    counted(Kt - 1, lambda: block(1))
-    # A's pointer: Kt blocks on; the next chunk starts R rows further
-    self.ins("SADDI", SR(self.ms_a), SR(self.ms_a), p.A.step_chunk - Kt * p.A.step_kb)
-    for r in (par, kl, hb) + ((bt,) if nk else ()):
+    def group():
+      """One row group's GEMM: blocks 0 and 1 in (copies 0 and 1), block 0 staged into staging
+      copy 0, then the K loop; A's pointer ends R rows further (the next group's or chunk's)."""
+      start()
+      for name, o in ops_:
+        if o.mode != "resident":
+          dma(o, ahead(name, o, 0), self._copy(o.at, o.win, par, False), 0)
+          if Kt > 1:
+            dma(o, ahead(name, o, 1), self._copy(o.at, o.win, par, True), 1)
+      for op in stage_ops(0, False):
+        op()
+      self.free_temps()
+      block(0)
+      counted(Kt - 1, lambda: block(1))
+      self.ins("SADDI", SR(self.ms_a), SR(self.ms_a), p.A.step_chunk - Kt * p.A.step_kb)
+    if p.ng > 1:  # column chunks: every row group into its own PSUM tiles, then A back to row 0
+      self.ins("LI", SR(pg), 0)
+      counted(p.ng, lambda: (group(), self.ins("SADDI", SR(pg), SR(pg), mc * Nt)))
+      self.ins("SADDI", SR(self.ms_a), SR(self.ms_a), -p.ng * p.A.step_chunk)
+    else:
+      group()
+      if p.cols:
+        self.ins("SADDI", SR(self.ms_a), SR(self.ms_a), -p.A.step_chunk)
+    if self.ms_b is not None:
+      self.ins("SADDI", SR(self.ms_b), SR(self.ms_b), p.B.step_chunk)
+    for r in (par, kl, hb) + ((bt,) if nk else ()) + ((pg,) if p.ng > 1 else ()):
       self.release(r)
-    # drain: PSUM tiles 0 .. mc*Nt - 1 to the result area, in fours
-    n = mc * Nt
+    # drain: PSUM tiles 0 .. ng*mc*Nt - 1 to the result area, in fours
+    n = p.ng * mc * Nt
     pc = self.sreg("drain pointer", temp=False)
     self.ins("LI", SR(pc), 0)
     def copy(c: int):

@@ -125,6 +125,8 @@ OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2
                  "gemm_256x256x256@HBM": ("gemm_256x256x256", ARCH_VMEM),
                  # ... and an implicit-GEMM convolution through separable im2col tables (backend/mxu_plan.py)
                  "conv_int8_8x16x16_k3@HBM": ("conv_int8_8x16x16_k3", ARCH_VMEM),
+                 # ... whose input (2048 tiles) streams too: band windows per K block, column chunks
+                 "conv_int8_32x32x32_k3@HBM": ("conv_int8_32x32x32_k3", ARCH_VMEM),
                  "lenet5_int8@HBM": ("lenet5_int8", ARCH_VMEM),
                  "cnn_digits@HBM": ("cnn_digits", ARCH_VMEM),
                  "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16"),

@@ -140,6 +140,20 @@ def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed
   assert (a_mode, sep_a, gated) == ("resident", True, True) and nc > 1 and (mc * 4) % 64 == 0, streamed
 
 
+@pytest.mark.parametrize("co,pad", [(16, 0), (8, 1)])
+def test_streamed_conv_input_larger_than_vmem_reads_band_windows(co, pad, vmem_1024, streamed, monkeypatch):  # noqa: F811
+  """32 channels of 20 x 20 (800 tiles): not even the input fits beside the result, so each K
+  block's window of it is DMA'd (two blocks ahead), the last ones moved back inside the buffer, and
+  the chunks are whole output channels (every position: column chunks of the transposed GEMM),
+  exact, RTL == golden; padded windows gated as when resident."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(co + pad)
+  x, w = _i8(rng, 1, 32, 20, 20), _i8(rng, co, 32, 3, 3)
+  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"), padding=pad)
+  np.testing.assert_array_equal(out.numpy(), _conv_ref(x, w, 1, pad))
+  assert streamed and {(s[0], s[3] > 1, s[4], s[7]) for s in streamed} == {("band", True, True, pad > 0)}, streamed
+
+
 def test_streamed_conv_int8_range_check(vmem_1024, streamed):  # noqa: F811
   x = np.ones((1, 8, 16, 16), dtype=np.int32)
   x[0, 3, 5, 7] = -129
