@@ -64,7 +64,11 @@ module mxu
   // status
   output logic                          busy_o,
   output logic                          row_o,    // a row entered the array: N*N MACs
-  output logic                          stall_o   // an MLW waits for the shadow bank to drain
+  output logic                          stall_o,  // an MLW waits for the shadow bank to drain
+  // an MMUL's last VMEM tile is read now / its last result row is written now (in command order:
+  // the SXU's ownership ranges, mxu_own)
+  output logic                          vdone_o,
+  output logic                          pdone_o
 );
   localparam int unsigned VA_W = $clog2(VMEM_TILES);
   localparam int unsigned PA_W = $clog2(PSUM_TILES);
@@ -102,6 +106,7 @@ module mxu
     logic [PA_W-1:0]   paddr;  // MMUL: the PSUM tile of this activation tile
     logic              acc;
     logic              bf16;   // MMUL: bf16 mode
+    logic              last;   // MMUL: the command's last tile
   } tile_t;
 
   typedef struct packed {
@@ -111,6 +116,7 @@ module mxu
     logic [RW-1:0]     row;
     logic              acc;
     logic              bf16;
+    logic              last;   // the command's last row
   } side_t;
 
   // the bits of a lane either mode may use: {bf16 = lane[31:16], int8 = lane[7:0]}
@@ -166,7 +172,7 @@ module mxu
   logic [7:0]    ft_q;            // next tile of the head MMUL
   logic          rd_pend_q;       // a VMEM read was issued last cycle: its data is here now
   logic [PA_W-1:0] rd_paddr_q;
-  logic          rd_acc_q, rd_bf16_q;
+  logic          rd_acc_q, rd_bf16_q, rd_last_q, last_read;
   logic [1:0]    tb_cnt_q;        // tile buffer occupancy (0..TBD)
   logic [2:0]    tb_used;         // entries taken or promised: buffered, read in flight, MLW moving in
   logic          issue_q, issue, mlw_fwd, tb_push, tb_pop;
@@ -184,6 +190,9 @@ module mxu
   assign q_pop   = mlw_fwd || (issue_q && ft_q == head.t - 8'd1);
 
   assign vmem_req_o  = issue;
+  // the read of an MMUL's last tile: the VMEM read port samples it now, a later write is unseen
+  assign last_read   = (issue_c && cmd_t_i == 8'd1) || (issue_q && q_pop);
+  assign vdone_o     = last_read;
   assign vmem_addr_o = issue_c ? 32'(cmd_vaddr_i[VA_W-1:0]) : 32'(head.vaddr + VA_W'(ft_q));
 
   // one fetch source a cycle: the head command's next tile, a bypassing MMUL or the head MLW
@@ -200,6 +209,7 @@ module mxu
       rd_paddr_q <= '0;
       rd_acc_q   <= 1'b0;
       rd_bf16_q  <= 1'b0;
+      rd_last_q  <= 1'b0;
     end else begin
       rd_pend_q <= issue;
       if (issue_c) begin
@@ -207,11 +217,13 @@ module mxu
         rd_paddr_q <= cmd_paddr_i[PA_W-1:0];
         rd_acc_q   <= cmd_acc_i;
         rd_bf16_q  <= cmd_bf16_i;
+        rd_last_q  <= cmd_t_i == 8'd1;
         ft_q       <= cmd_t_i == 8'd1 ? 8'd0 : 8'd1;
       end else if (issue_q) begin
         rd_paddr_q <= head.paddr + PA_W'(ft_q);
         rd_acc_q   <= head.acc;
         rd_bf16_q  <= head.bf16;
+        rd_last_q  <= q_pop;
         ft_q       <= q_pop ? 8'd0 : ft_q + 8'd1;
       end
     end
@@ -219,8 +231,8 @@ module mxu
 
   assign tb_push = rd_pend_q || mlw_fwd;
   always_comb begin
-    tb_in = '{mlw: 1'b0, data: lanes(vmem_rdata_i), paddr: rd_paddr_q, acc: rd_acc_q, bf16: rd_bf16_q};
-    if (!rd_pend_q) tb_in = '{mlw: 1'b1, data: head.w, paddr: '0, acc: 1'b0, bf16: 1'b0};
+    tb_in = '{mlw: 1'b0, data: lanes(vmem_rdata_i), paddr: rd_paddr_q, acc: rd_acc_q, bf16: rd_bf16_q, last: rd_last_q};
+    if (!rd_pend_q) tb_in = '{mlw: 1'b1, data: head.w, paddr: '0, acc: 1'b0, bf16: 1'b0, last: 1'b0};
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -295,7 +307,8 @@ module mxu
     if (!rst_ni) begin
       for (int s = 0; s < int'(LAT); s++) side_q[s] <= '0;
     end else begin
-      side_q[0] <= '{valid: row_in, bank: wbank_q, paddr: cur.paddr, row: er_q, acc: cur.acc, bf16: cur.bf16};
+      side_q[0] <= '{valid: row_in, bank: wbank_q, paddr: cur.paddr, row: er_q, acc: cur.acc, bf16: cur.bf16,
+                     last: cur.last && er_q == RW'(N - 1)};
       for (int s = 1; s < int'(LAT); s++) side_q[s] <= side_q[s-1];
     end
   end
@@ -325,6 +338,7 @@ module mxu
   assign psum_fp_o   = side_q[LAT-1].bf16;
   assign psum_addr_o = 32'(side_q[LAT-1].paddr);
   assign psum_row_o  = side_q[LAT-1].row;
+  assign pdone_o     = side_q[LAT-1].valid && side_q[LAT-1].last;
 
   assign busy_o = q_cnt_q != '0 || rd_pend_q || tb_cnt_q != '0 || any_side;
 

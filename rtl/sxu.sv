@@ -24,7 +24,8 @@
 // the writes landing in this cycle to the operands, so the reader issues in that cycle), a
 // writer whose result would land at or before an earlier write to the same register waits (WAW),
 // a booked slot or a busy unit holds the issue (unit). The VMEM and PSUM tiles that in-flight MXU
-// commands read or write are tracked as bounding ranges until the MXU is idle; a VST/PST/PLD
+// commands read or write are tracked per command until it finishes with them (mxu_own: the
+// bounding ranges of the MMULs whose tiles are still being read / rows written); a VST/PST/PLD
 // touching them, or a VSCATTER with an active lane in them, waits. So every program has sequential
 // semantics while the MXU and multi-cycle VPU ops run in the background. VGATHER/VSCATTER element
 // addresses (sb + imm + va[l]) are computed and range-checked here on every (active) lane once
@@ -114,6 +115,8 @@ module sxu
   input  logic                      mxu_ready_i,   // the MXU accepts a command now
   input  logic                      mxu_idle_i,    // no MXU command queued or running
   input  logic                      mxu_busy_i,    // the MXU streams an activation row
+  input  logic                      mxu_vdone_i,   // the oldest MMUL's last VMEM tile is read now
+  input  logic                      mxu_pdone_i,   // the oldest MMUL's last result row is written now
   input  logic                      dma_ready_i,   // the DMA queue accepts a command now
   input  logic                      dma_idle_i,    // no DMA command queued, walking or in flight
   input  logic                      dma_tile_i,    // the DMA moved a tile (an HBM request accepted)
@@ -196,8 +199,8 @@ module sxu
   logic signed [33:0]        lp_last_q  [LOOP_DEPTH];
   logic [31:0]               lp_rem_q   [LOOP_DEPTH];
   // tiles owned by in-flight MXU commands (bounding ranges, inclusive)
-  logic                      own_v_q, own_p_q;
-  logic signed [33:0]        own_v_lo_q, own_v_hi_q, own_p_lo_q, own_p_hi_q;
+  logic                      own_v, own_p, own_full;
+  logic signed [33:0]        own_v_lo, own_v_hi, own_p_lo, own_p_hi;
   // the DMA shape (DMA.CFG; 1 row after reset and at start) and its row spans (rows-1)*stride
   logic [15:0]               dcfg_rows_q;
   logic [31:0]               dcfg_hs_q;
@@ -463,15 +466,15 @@ module sxu
   end
 
   logic in_v, in_p, in_e;  // the access hits tiles owned by the MXU
-  assign in_v = own_v_q && addr >= own_v_lo_q && addr <= own_v_hi_q;
-  assign in_p = own_p_q && addr >= own_p_lo_q && addr <= own_p_hi_q;
+  assign in_v = own_v && addr >= own_v_lo && addr <= own_v_hi;
+  assign in_p = own_p && addr >= own_p_lo && addr <= own_p_hi;
   // a scatter: the tile (element div N*N) of any active lane
   always_comb begin
     in_e = 1'b0;
-    if (d0.ve_wr && own_v_q) begin
+    if (d0.ve_wr && own_v) begin
       for (int l = 0; l < N*N; l++) begin
-        if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo_q &&
-            ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi_q) in_e = 1'b1;
+        if (eact[l] && ($signed(eaddr[l]) >>> LANE_W) >= own_v_lo &&
+            ($signed(eaddr[l]) >>> LANE_W) <= own_v_hi) in_e = 1'b1;
       end
     end
   end
@@ -536,7 +539,7 @@ module sxu
     // for a DMA.IN, the VMEM tiles the MXU still reads
     if (is_dma && dma_out && (dv_vw || dh_hr)) stall_dmar = 1'b1;
     if (is_dma && !dma_out && (dv_vw || dv_vr || dh_hw ||
-                               (own_v_q && overlap(52'(own_v_lo_q), 52'(own_v_hi_q), dv_lo, dv_hi))))
+                               (own_v && overlap(52'(own_v_lo), 52'(own_v_hi), dv_lo, dv_hi))))
       stall_dmar = 1'b1;
     // DMA.WAIT: until the engine is idle; SIG.SEND too (release)
     if ((op == OP_DMAWAIT || is_send) && !dma_idle_i) stall_dmar = 1'b1;
@@ -552,7 +555,7 @@ module sxu
     stall_waw   = (wr_vd && late_waw) || (d0.vt_wr && in_v) || (d0.pt_wr && in_p) || (d0.ve_wr && in_e);
     stall_unit  = (wr_vd && (ld_port ? wl_q[VLD_LAT].valid : wb_q[lat].valid)) ||
                   (is_vpu && !vpu_ready_i) ||
-                  (is_mxu && !mxu_ready_i) ||
+                  (is_mxu && (!mxu_ready_i || (is_span && own_full))) ||
                   (is_dma && (!dma_ready_i || de_full)) || emb_stall_unit ||
                   (is_send && !sig_ready_i);
     stall_dma   = stall_dmar || emb_stall_dma;
@@ -589,7 +592,7 @@ module sxu
   // and slot 1 would issue now without a stall or a trap. Otherwise it issues later as slot 0, so
   // traps, trap pcs and the order of effects are those of single issue.
   logic in_v1, in_dw1, in_dr1, dep1, stall1, pair_ok, pair;
-  assign in_v1  = own_v_q && addr1 >= own_v_lo_q && addr1 <= own_v_hi_q;
+  assign in_v1  = own_v && addr1 >= own_v_lo && addr1 <= own_v_hi;
   assign in_dw1 = a1_vw;
   assign in_dr1 = a1_vr;
   // slot 1 reads or rewrites what slot 0 writes (there is no bypass between the two), or loads
@@ -729,36 +732,31 @@ module sxu
     end
   end
 
-  // MXU ownership ranges: reset when the MXU is idle, grown by every accepted command
+  // MXU ownership ranges: the tiles the MMULs in flight still read or write (mxu_own)
   logic signed [33:0] mv_lo, mv_hi, mp_lo, mp_hi;
-  assign mv_lo = is_span ? maddr_a : addr;
-  assign mv_hi = is_span ? maddr_a + t_cnt - 34'sd1 : addr;
+  assign mv_lo = maddr_a;
+  assign mv_hi = maddr_a + t_cnt - 34'sd1;
   assign mp_lo = maddr_p;
   assign mp_hi = maddr_p + t_cnt - 34'sd1;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      own_v_q    <= 1'b0;
-      own_p_q    <= 1'b0;
-      own_v_lo_q <= '0;
-      own_v_hi_q <= '0;
-      own_p_lo_q <= '0;
-      own_p_hi_q <= '0;
-    end else if (fire && is_mxu) begin
-      own_v_q    <= 1'b1;
-      own_v_lo_q <= (own_v_q && !mxu_idle_i && own_v_lo_q < mv_lo) ? own_v_lo_q : mv_lo;
-      own_v_hi_q <= (own_v_q && !mxu_idle_i && own_v_hi_q > mv_hi) ? own_v_hi_q : mv_hi;
-      if (is_span) begin
-        own_p_q    <= 1'b1;
-        own_p_lo_q <= (own_p_q && !mxu_idle_i && own_p_lo_q < mp_lo) ? own_p_lo_q : mp_lo;
-        own_p_hi_q <= (own_p_q && !mxu_idle_i && own_p_hi_q > mp_hi) ? own_p_hi_q : mp_hi;
-      end else if (mxu_idle_i) begin
-        own_p_q <= 1'b0;
-      end
-    end else if (mxu_idle_i) begin
-      own_v_q <= 1'b0;
-      own_p_q <= 1'b0;
-    end
-  end
+  mxu_own u_own (
+    .clk_i,
+    .rst_ni,
+    .push_i     (fire && is_mxu && is_span),
+    .v_lo_i     (mv_lo),
+    .v_hi_i     (mv_hi),
+    .p_lo_i     (mp_lo),
+    .p_hi_i     (mp_hi),
+    .vdone_i    (mxu_vdone_i),
+    .pdone_i    (mxu_pdone_i),
+    .mxu_idle_i,
+    .full_o     (own_full),
+    .own_v_o    (own_v),
+    .v_lo_o     (own_v_lo),
+    .v_hi_o     (own_v_hi),
+    .own_p_o    (own_p),
+    .p_lo_o     (own_p_lo),
+    .p_hi_o     (own_p_hi)
+  );
 
   // the DMA shape: DMA.CFG sets it (and its row spans, so a DMA's range check needs no multiply)
   logic dcfg_we;

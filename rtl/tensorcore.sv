@@ -119,7 +119,7 @@ module tensorcore
   logic [3:0]         wl_vd;
   logic [L-1:0][31:0] va, vb, vc, vs;              // operands, after the write-through bypass
   logic [L-1:0][31:0] va_rf, vb_rf, vc_rf, vs_rf;  // the VRF's read ports
-  logic               vpu_ready, mxu_ready, mxu_idle, mxu_row;
+  logic               vpu_ready, mxu_ready, mxu_idle, mxu_row, mxu_vdone, mxu_pdone;
   logic               dma_ready, dma_idle, dma_tile, dma_done;
   logic [15:0]        dma_rows, dma_vstride;
   logic [31:0]        dma_hstride;
@@ -177,6 +177,8 @@ module tensorcore
     .mxu_ready_i  (mxu_ready),
     .mxu_idle_i   (mxu_idle),
     .mxu_busy_i   (mxu_row),
+    .mxu_vdone_i  (mxu_vdone),
+    .mxu_pdone_i  (mxu_pdone),
     .dma_ready_i  (dma_ready),
     .dma_idle_i   (dma_idle),
     .dma_tile_i   (dma_tile),
@@ -489,7 +491,9 @@ module tensorcore
     .psum_wdata_o (mxu_pdata),
     .busy_o       (mxu_busy),
     .row_o        (mxu_row),
-    .stall_o      (unused_mxu_stall)
+    .stall_o      (unused_mxu_stall),
+    .vdone_o      (mxu_vdone),
+    .pdone_o      (mxu_pdone)
   );
 
   // ---------------------------------------------------------------------------------------------

@@ -359,3 +359,41 @@ def test_scatter_into_an_mmul_source_waits():
 """
   r = check(prog)
   assert r.perf["stall_waw"] > 2 * N  # it waited for the MXU's reads (an MXU-owned tile counts as a write-order stall)
+
+
+# ---------------------------------------------------------------------------------------------
+# MXU ownership per command (rtl/mxu_own.sv): a store into, or a PSUM read of, the tiles of an MMUL
+# that has finished with them does not wait for a later, long MMUL; its own tiles still do
+
+def _two_mmuls(tail: str) -> str:
+  """MMUL 1 (one tile: VMEM 0 -> PSUM 0), then MMUL 2 (16 tiles: VMEM 20..35 -> PSUM 1..16,
+  16 * N activation rows), then `tail`."""
+  return tiles(1) + tiles(16, base=20) + tiles(1, base=40) + f"""
+  VLD v1, [s0 + 40]
+  MLW [s0 + 40]
+  MMUL [s0 + 0], [s0 + 0], 1, 0
+  MMUL [s0 + 1], [s0 + 20], 16, 0
+{tail}
+  HALT
+.dump vmem 0 1
+.dump vmem 20 16
+.dump vmem 50 1
+.dump psum 0 17
+.run 5000
+"""
+
+
+def test_store_into_a_finished_mmul_source_does_not_wait_for_the_next():
+  r = check(_two_mmuls("  VST v1, [s0 + 0]"))       # MMUL 1 read tile 0 in its accept cycle
+  assert r.perf["stall_waw"] == 0, r.perf            # (one bounding range until idle: 16 * N + 2N)
+
+
+def test_store_into_a_running_mmul_source_waits_for_its_reads():
+  r = check(_two_mmuls("  VST v1, [s0 + 35]"))       # MMUL 2's last tile
+  assert r.perf["stall_waw"] > 12 * N, r.perf        # its rows stream at one a cycle: 16 * N, the tile buffer 3 tiles ahead
+
+
+def test_psum_read_of_a_finished_mmul_does_not_wait_for_the_next():
+  r = check(_two_mmuls("  PLD v2, [s0 + 0]\n  VST v2, [s0 + 50]"))
+  # MMUL 1's rows land 2N after they enter; MMUL 2's rows follow them: the PLD waits for MMUL 1 only
+  assert r.perf["stall_raw"] < 4 * N, r.perf

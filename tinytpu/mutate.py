@@ -56,7 +56,7 @@ def _units() -> dict[str, tuple]:
   # the core env's CorePrograms reached too little of the SXU's interlocks (doc/mutation.md): the
   # control files run the co-sim's random lockstep, which drives the MXU queue, DMA and scatters
   corerun = (COSIM, core, None, None, None, None)
-  return {"sxu.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun, "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu,
+  return {"sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun, "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu,
           "fp32_pkg.sv": vpu, "xlu.sv": ("xlu", ["xlu.sv"], "tinytpu.tb.xlu.tests", {"N": 4, "TAG_W": 8}, None, None),
           "vmem.sv": mem("vmem", {"N": 4, "TILES": 1024}), "psum.sv": mem("psum", {"N": 4, "TILES": 64}), "vrf.sv": mem("vrf", {"N": 4})}
 

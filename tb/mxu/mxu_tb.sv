@@ -44,6 +44,8 @@ module mxu_tb
   output logic                 busy_o,
   output logic                 row_o,
   output logic                 stall_o,
+  output logic                 vdone_o,
+  output logic                 pdone_o,
   output logic                 mem_err_o  // any memory port error (none expected)
 );
   logic                 vmem_req, vm_init, ps_init;
@@ -60,7 +62,7 @@ module mxu_tb
     .vmem_addr_o  (vmem_addr),
     .vmem_rdata_i (vmem_rdata),
     .psum_we_o, .psum_acc_o, .psum_fp_o, .psum_addr_o, .psum_row_o, .psum_wdata_o,
-    .busy_o, .row_o, .stall_o
+    .busy_o, .row_o, .stall_o, .vdone_o, .pdone_o
   );
 
   vmem #(.N(N), .TILES(VMEM_TILES)) u_vmem (
