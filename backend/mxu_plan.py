@@ -25,7 +25,7 @@ from tinytpu.backend.stream import SPILL_RESERVE
 class Operand:
   """How one operand reaches the staging copies."""
   slot: int
-  mode: str            # "resident" | "rows" | "kb" (B only) | "band" (separable: per block a window of the buffer)
+  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer)
   win: int             # VMEM tiles of one raw window copy
   table: np.ndarray    # [staged tiles, L] element offsets from the gather base
   base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
@@ -122,7 +122,19 @@ class MxuPlan:
       transpose_dot(d)
       plans += self._plans_in_lane_order(d, cols, band)
       transpose_dot(d)
+    plans.sort(key=self._plan_cycles)  # stable: among equals the order above
     return plans
+
+  def _plan_cycles(self, p: MxuStreamPlan) -> int:
+    """A plan's estimated cycles, to try the fastest first: per chunk, row group and K block the
+    larger of the MXU's time (per weight column an MLW, whose shadow-bank wait is about N cycles
+    when the MMULs are short, and mc * N rows) and the staging instructions (a gather and a store
+    per tile, three more per gated tile); then each chunk's drain and lane-order gathers."""
+    N = self.cfg.N
+    Kt = -(-p.d.dims[1] // N)
+    gated = len(p.A.gated) + len(p.B.gated)
+    block = max(p.nt * (p.mc * N + N), 2 * (p.mc + p.nt) + 3 * gated)
+    return p.nc * (p.ng * Kt * block + 2 * p.ng * p.mc * p.nt + 2 * p.C)
 
   def _plans_in_lane_order(self, d: Dot, cols: bool, band: bool) -> list[MxuStreamPlan]:
     N, L, P = self.cfg.N, self.L, self.cfg.PSUM_TILES
@@ -240,9 +252,17 @@ class MxuPlan:
         return None  # the band variant is for separable operands
       a0, sp, sk = fa
       # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
-      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and M % R == 0 and not pad and d.a_mask is None:
+      streamable = M % R == 0 and not pad and d.a_mask is None
+      ka_win = -(-((N - 1) * sk + R) // L) if sp == 1 else 0
+      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
+      elif sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
+          2 * ka_win < a_tiles and streamable:
+        # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
+        # bounding box, like B's kb window
+        tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "kb", ka_win, tab, a0, sk * N, R)
       else:
         tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)

@@ -21,6 +21,7 @@ def _n_of(item) -> int | None:
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "nightly: part of the nightly regression only (make regress), not of make test")
+  config.addinivalue_line("markers", "cheapest: a streamed-GEMM test that keeps the planner's cost order (tests/backend/test_mxu_stream.py)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,8 +13,13 @@ from tests.backend.test_hbm import vmem_1024  # noqa: F401  the fixture
 
 
 @pytest.fixture
-def streamed(monkeypatch):
-  """The operand modes of every streamed GEMM lowered in the test."""
+def streamed(monkeypatch, request):
+  """The operand modes of every streamed GEMM lowered in the test. Unless the test is marked
+  `cheapest`, the planner takes the first plan that fits in the order it lists them (own
+  orientation, then transposed; row chunks, column chunks, band windows), not the cheapest by
+  its estimate, so each case keeps exercising the operand modes its table names."""
+  if request.node.get_closest_marker("cheapest") is None:
+    monkeypatch.setattr(mxu_stream.MxuStream, "_plan_cycles", lambda self, p: 0)
   seen = []
   plan = mxu_stream.MxuStream.adopt_mxu_stream
   def spy(self, forms, uses):
@@ -37,7 +42,7 @@ CASES = [
   ((64, 64, 64, "ab"), ("rows", "kb")),
   ((128, 96, 32, "ab"), ("rows", "kb")),       # several chunks
   ((96, 128, 10, "ab"), ("rows", "resident")),  # columns not a multiple of N: B whole in VMEM
-  ((64, 48, 64, "aT"), ("resident", "kb")),     # A not contiguous along k
+  ((64, 48, 64, "aT"), ("kb", "kb")),           # A contiguous along m: block kb's N rows' bounding box, like B
   ((64, 80, 48, "bT"), ("rows", "rows")),       # B contiguous along k: one tile per weight row
   ((64, 32, 48, "bT"), ("rows", "resident")),   # ... and small: whole in VMEM
   ((1, 400, 120, "bT"), ("resident", "rows")),  # a matrix-vector layer: padding rows, one chunk
@@ -58,6 +63,35 @@ def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, stre
   out = (ta.cast("int32") @ tb.cast("int32")).numpy()
   np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
   assert streamed and streamed[-1][:2] == modes, streamed
+
+
+@pytest.mark.cheapest
+@pytest.mark.parametrize("case,modes", [((100, 64, 64, "ab"), ("kb", "rows")), ((1, 400, 120, "ab"), ("resident", "kb"))],
+                         ids=["100x64x64-ab", "1x400x120-ab"])
+def test_planner_takes_the_cheapest_plan_that_fits(case, modes, vmem_1024, streamed, monkeypatch):  # noqa: F811
+  """Plans are tried by estimated cycles: 100 rows run transposed (64 rows of 100 columns: no
+  padded chunk; listed order: A resident with a padded last chunk), exact, RTL == golden; the
+  matrix-vector layer keeps its plan (the transposed one does not fit)."""
+  M, K, Nc, form = case
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(M + K + Nc)
+  a, b = _i8(rng, M, K), _i8(rng, K, Nc)
+  ta = Tensor(np.ascontiguousarray(a.T), device="TINYTPU").T if form == "aT" else Tensor(a, device="TINYTPU")
+  out = (ta.cast("int32") @ Tensor(b, device="TINYTPU").cast("int32")).numpy()
+  np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+  assert streamed and streamed[-1][:2] == modes, streamed
+
+
+def test_plans_are_sorted_by_estimated_cycles(vmem_1024):  # noqa: F811
+  """The estimate the order uses: per block the larger of the MXU's rows (plus an MLW's wait per
+  weight column) and the staging instructions."""
+  from types import SimpleNamespace as NS
+  plan = NS(d=NS(dims=(64, 64, 64)), mc=16, nt=16, ng=1, nc=1, C=256, A=NS(gated={}), B=NS(gated={}))
+  low = mxu_stream.MxuStream.__new__(mxu_stream.MxuStream)
+  low.cfg = NS(N=4)
+  assert mxu_stream.MxuStream._plan_cycles(low, plan) == 16 * 16 * (16 * 4 + 4) + 2 * 256 + 2 * 256
+  few_columns = NS(**{**vars(plan), "nt": 1, "mc": 16})
+  assert mxu_stream.MxuStream._plan_cycles(low, few_columns) < mxu_stream.MxuStream._plan_cycles(low, plan)
 
 
 def test_streamed_gemm_mac_utilisation_at_the_architecture_vmem(vmem_1024, streamed, monkeypatch):  # noqa: F811
