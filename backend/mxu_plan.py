@@ -174,11 +174,17 @@ class MxuPlan:
     fb = _affine2(eb) or (np.array(d.b_off), _flat_offsets(d.nlanes))
     def corder(Cc: int):
       """Chunk 0's (m, n) per lane when every chunk of Cc whole columns (all M rows) is M * Cc
-      consecutive lanes laid out alike (False: no such chunks)."""
-      if Nc % Cc or (M * Cc) % L or (fn // Cc != g // (M * Cc)).any():
+      consecutive lanes laid out alike, the last one possibly a prefix of that layout (fewer
+      columns: the lane loop clamps the lanes past G) (False: no such chunks)."""
+      S = M * Cc
+      if S % L or (fn // Cc != g // S).any():
         return False
-      lm, ln = fm.reshape(-1, M * Cc), (fn % Cc).reshape(-1, M * Cc)
-      return (lm[0], ln[0]) if (lm == lm[0]).all() and (ln == ln[0]).all() else False
+      c0m, c0n = fm[:S], fn[:S] % Cc
+      for c0 in range(S, self.G, S):
+        n = min(S, self.G - c0)
+        if (fm[c0:c0 + n] != c0m[:n]).any() or (fn[c0:c0 + n] % Cc != c0n[:n]).any():
+          return False
+      return c0m, c0n
     plans = []
     def add(plan):
       if plan is not None:
@@ -188,13 +194,14 @@ class MxuPlan:
     if not cols:
       # chunks of whole lane tiles; when R does not divide M the last chunk's extra rows are padding
       # (A resident: its gathers read past the rows, the lane loop clamps the lanes past G)
-      for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0}, reverse=True):
+      # (one chunk of every row need not be whole lane tiles: the lane loop clamps the lanes past G)
+      for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0 or m == Mt}, reverse=True):
         if (lanes := order(mc * N)) is not False:
           add(self._mxu_plan(d, mc, fa, fb, lanes, band))
       return plans
     # column chunks of nt weight tiles: the rows in groups of mc tiles (each its own K loop, all in
     # PSUM at once); the largest groups that plan, a few per nt (the VMEM check picks later)
-    for nt in sorted((t for t in range(1, Nt + 1) if Nc % (t * N) == 0 and t * Mt <= P), reverse=True):
+    for nt in sorted((t for t in range(1, Nt + 1) if t * Mt <= P), reverse=True):
       if (lanes := corder(nt * N)) is False:
         continue
       found = 0
@@ -219,7 +226,7 @@ class MxuPlan:
     Cc = Nt * N if cols else Nc       # its columns
     Kt, pad = -(-K // N), -K % N
     ng = -(-M // R) if cols else 1    # row groups per chunk
-    nc = Nc // Cc if cols else -(-M // R)
+    nc = -(-Nc // Cc) if cols else -(-M // R)  # a last column chunk may be partial (B resident)
     if cols and (len(fb) == 2 or d.b_mask is not None or (ng == 1 and nc == 1)):
       return None  # a separable B moves per chunk (not planned); one group of one chunk is a row chunk
     if pad and d.mode != "int8":
@@ -281,7 +288,8 @@ class MxuPlan:
       b0, tk, tn = fb
       kb_win = -(-((N - 1) * tk + Cc) // L) if tn == 1 else 0
       sb = tn * Cc if cols else 0  # B's columns move per column chunk
-      streamable = not pad and d.b_mask is None and sb % L == 0
+      # a partial last column chunk's padding columns read past B: resident only (inside VMEM, checked)
+      streamable = not pad and d.b_mask is None and sb % L == 0 and not (cols and Nc % Cc)
       if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable:
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
       elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
@@ -290,8 +298,13 @@ class MxuPlan:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
     # lane order: lane tile q of a chunk gathers result element (grp * mc * Nt + nb * mc + mb) * L +
     # (m % N) * N + n % N (row group grp = m // R, its row tile mb)
-    gl = np.arange(R * Nc).reshape(-1, L)
-    m, n = (gl // Nc, gl % Nc) if lanes is None else (lanes[0].reshape(-1, L), lanes[1].reshape(-1, L))
+    C = -(-(M * Cc if cols else R * Nc) // L)  # lane tiles per chunk
+    if lanes is None:
+      gl = np.minimum(np.arange(C * L), M * Nc - 1)  # lanes past G (one partial chunk) repeat the last
+      m, n = gl // Nc, gl % Nc
+    else:
+      m, n = (np.resize(x, C * L) for x in lanes)
+    m, n = m.reshape(-1, L), n.reshape(-1, L)
     e = ((m // R) * mc * Nt + (n // N) * mc + (m % R) // N) * L + (m % N) * N + n % N
     canon, dfill, ids = [], [], {}
     for row in e:
@@ -301,7 +314,6 @@ class MxuPlan:
         ids[key] = len(canon)
         canon.append(list(key))
       dfill.append((ids[key], shift))
-    C = (M * Cc if cols else R * Nc) // L
     plan = MxuStreamPlan(d, mc, R, C, nc, A, B, canon, dfill, ng=ng, nt=Nt, cols=cols)
     # per K block one row of tiles: the separable operands' k parts, then A's mask (lane (pi, kj):
     # all ones while kb * N + kj < K)
