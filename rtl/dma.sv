@@ -9,9 +9,9 @@
 //   other VMEM access and every conflicting DMA against the tiles in flight (rtl/sxu.sv), so the
 //   engine needs no ordering between its own commands beyond request order: its HBM requests
 //   go out in command order (a direction change drains the write buffer first).
-// - VMEM port (one access a cycle, vm_req_o): a write (vm_we_o) of a tile returned by HBM, or a
-//   read for DMA.OUT whose data comes back the next cycle (vm_rdata_i). A returning read has the
-//   port; a DMA.OUT read waits for a cycle without one.
+// - VMEM ports: the write port (vm_req_o, vm_we_o = 1) takes a tile returned by HBM in the cycle
+//   it arrives; the read port (vr_req_o) reads a DMA.OUT tile, its data the next cycle
+//   (vr_rdata_i). The two are independent, so a DMA.OUT walks while a DMA.IN's responses return.
 // - HBM port (rtl/hbm.sv): a valid/ready request {we, addr, wdata}, in-order responses without
 //   back-pressure (rsp_valid_i, rsp_we_i: a write's acknowledge). Every request books an entry of
 //   the tag FIFO (OUTS >= LATENCY + 2 entries: the destination tile of a read), so every response
@@ -62,7 +62,10 @@ module dma #(
   output logic                  vm_we_o,
   output logic [31:0]           vm_addr_o,
   output logic [L-1:0][31:0]    vm_wdata_o,
-  input  logic [L-1:0][31:0]    vm_rdata_i,
+  // VMEM DMA read port (DMA.OUT)
+  output logic                  vr_req_o,
+  output logic [31:0]           vr_addr_o,
+  input  logic [L-1:0][31:0]    vr_rdata_i,
   // HBM port
   output logic                  hbm_req_valid_o,
   input  logic                  hbm_req_ready_i,
@@ -170,12 +173,11 @@ module dma #(
   logic        pend_last_q;          // ... of the command's last tile
   logic [31:0] pend_h_q;
   logic        rsp_rd, out_step, wb_pop;
-  assign rsp_rd   = hbm_rsp_valid_i && !hbm_rsp_we_i;  // a returning read owns the VMEM port
-  assign out_step = cur_valid_q && cur_q.out && !rsp_rd &&
-                    (32'(wb_cnt_q) + 32'(pend_q) - 32'(wb_pop)) < 32'd2;
+  assign rsp_rd   = hbm_rsp_valid_i && !hbm_rsp_we_i;  // a returning read: a VMEM write now
+  assign out_step = cur_valid_q && cur_q.out && (32'(wb_cnt_q) + 32'(pend_q) - 32'(wb_pop)) < 32'd2;
 
   always_ff @(posedge clk_i) begin
-    if (pend_q) wb_q[wb_wr_q] <= '{last: pend_last_q, haddr: pend_h_q, data: vm_rdata_i};
+    if (pend_q) wb_q[wb_wr_q] <= '{last: pend_last_q, haddr: pend_h_q, data: vr_rdata_i};
   end
   assign wb_cnt_d = wb_cnt_q + 2'(pend_q) - 2'(wb_pop);
 
@@ -229,16 +231,17 @@ module dma #(
       vm_we_o    = 1'b1;
       vm_addr_o  = rsp_tag.vaddr;
       vm_wdata_o = hbm_rsp_rdata_i;
-    end else if (out_step) begin
-      vm_req_o  = 1'b1;
-      vm_addr_o = step_v;
     end
   end
+  assign vr_req_o  = out_step;
+  assign vr_addr_o = step_v;
 
   `ASSERT(RspHasTag, hbm_rsp_valid_i |-> tcnt != '0)
   `ASSERT(RspKindMatchesTag, hbm_rsp_valid_i |-> hbm_rsp_we_i == rsp_tag.we)
   `ASSERT(TagNoOverflow, accept |-> tag_room)
-  `ASSERT(OneVmemAccess, !(rsp_rd && out_step))
+  // a DMA.OUT never reads the tile a DMA.IN response writes in the same cycle (the SXU holds a
+  // DMA.OUT whose tiles a DMA.IN still writes)
+  `ASSERT_NEVER(ReadOfTileBeingWritten, rsp_rd && out_step && 32'(rsp_tag.vaddr) == 32'(step_v))
   `ASSERT(BufferNoOverflow, 32'(wb_cnt_q) + 32'(pend_q) <= 2)
   `ASSERT(InStepAccepted, in_step |-> accept && !hbm_req_we_o)
   `ASSERT_KNOWN(RspValidKnown, {hbm_rsp_valid_i, hbm_req_ready_i})

@@ -270,9 +270,9 @@ module tensorcore
   logic [N*32-1:0]    mxu_pdata;
   logic               unused_err;
   logic [5:0]         mem_errs;  // VMEM rd, wr, mxu; PSUM rd, wr, mxu (checked at the end of this file)
-  logic               dvm_req, dvm_we, dvm_err;
-  logic [31:0]        dvm_addr;
-  logic [L-1:0][31:0] dvm_wdata, dvm_rdata;
+  logic               dvm_req, dvm_we, dvm_err, dvr_req, dvr_err;
+  logic [31:0]        dvm_addr, dvr_addr;
+  logic [L-1:0][31:0] dvm_wdata, dvm_rdata, dvr_rdata;
 
   vmem #(.N(N), .TILES(VMEM_TILES)) u_vmem (
     .clk_i,
@@ -300,7 +300,11 @@ module tensorcore
     .dma_addr_i  (dvm_addr),
     .dma_wdata_i (dvm_wdata),
     .dma_rdata_o (dvm_rdata),
-    .dma_err_o   (dvm_err)
+    .dma_err_o   (dvm_err),
+    .dmr_req_i   (dvr_req),
+    .dmr_addr_i  (dvr_addr),
+    .dmr_rdata_o (dvr_rdata),
+    .dmr_err_o   (dvr_err)
   );
 
   psum #(.N(N), .TILES(PSUM_TILES)) u_psum (
@@ -521,7 +525,9 @@ module tensorcore
     .vm_we_o         (dvm_we),
     .vm_addr_o       (dvm_addr),
     .vm_wdata_o      (dvm_wdata),
-    .vm_rdata_i      (dvm_rdata),
+    .vr_req_o        (dvr_req),
+    .vr_addr_o       (dvr_addr),
+    .vr_rdata_i      (dvr_rdata),
     .hbm_req_valid_o,
     .hbm_req_ready_i,
     .hbm_req_we_o,
@@ -533,7 +539,7 @@ module tensorcore
   );
 
   assign unused_err = ^{unused_vpu_busy, vpu_tag, xlu_tag, vpu_res_valid, xlu_res_valid, unused_mxu_stall,
-                        rc[3:1], unused_epi_valid};
+                        rc[3:1], unused_epi_valid, dvm_rdata};  // dvm_rdata: the DMA port only writes (DMA.OUT reads on dmr)
 
   // ---------------------------------------------------------------------------------------------
   // Unit errors: a legal program never raises one. The SXU traps before it would issue a VMEM or
@@ -555,7 +561,7 @@ module tensorcore
   `ASSERT(EpiWriteBackTimed, wb_valid && wb_src == WB_EPI |-> unused_epi_valid)
   `ASSERT(NoMxuPsumErr, !mem_errs[5])
   `ASSERT(NoMxuCmdErr, !mxu_err)
-  `ASSERT(NoDmaVmemErr, !dvm_err)
+  `ASSERT(NoDmaVmemErr, !dvm_err && !dvr_err)
   // the DMA runs only while the core runs (HALT, a trap's drain and FENCE wait for it), so the
   // loader's VMEM ports never meet it
   `ASSERT(DmaIdleUnlessRunning, !running |-> dma_idle)

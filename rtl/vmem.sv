@@ -19,7 +19,8 @@
 // nothing is written and wr_err_o rises. Unmasked lanes are not checked. The element inputs
 // default to idle so tile-only users need not connect them.
 // DMA port: dma_we_i writes dma_wdata_i, else a read returns the tile on dma_rdata_o the next
-// cycle. The SXU's DMA interlocks (rtl/sxu.sv) keep the DMA's tiles apart from every other port's
+// cycle; the DMA read port (dmr_req_i) returns its tile on dmr_rdata_o the next cycle too, so the
+// engine reads a DMA.OUT's tiles while a DMA.IN's arrive on the DMA port. The SXU's DMA interlocks (rtl/sxu.sv) keep the DMA's tiles apart from every other port's
 // in the same cycle: a DMA write never meets a core read or write, or an MXU read, of the same
 // tile, a DMA read never a core write of it (assertions below).
 // Latency: 1 cycle on every port; one tile (or one element per lane) per cycle per port.
@@ -59,7 +60,12 @@ module vmem
   input  logic [31:0]           dma_addr_i = '0,
   input  logic [N*N*32-1:0]     dma_wdata_i = '0,
   output logic [N*N*32-1:0]     dma_rdata_o,
-  output logic                  dma_err_o
+  output logic                  dma_err_o,
+  // DMA read
+  input  logic                  dmr_req_i = 1'b0,
+  input  logic [31:0]           dmr_addr_i = '0,
+  output logic [N*N*32-1:0]     dmr_rdata_o,
+  output logic                  dmr_err_o
 );
   localparam int unsigned AW    = $clog2(TILES);
   localparam int unsigned LW    = $clog2(L);
@@ -72,7 +78,7 @@ module vmem
 
   logic [N*N*32-1:0] mem_q [TILES];
   logic [TILES-1:0]  valid_q;  // tile written since reset; a 0 masks whatever mem_q holds
-  logic              rd_ok, wr_ok, mxu_ok, dma_ok, dma_wr;
+  logic              rd_ok, wr_ok, mxu_ok, dma_ok, dma_wr, dmr_ok;
 
   // element mode: per-lane range checks and the gathered lanes
   logic [L-1:0]      rd_in, wr_in;
@@ -93,6 +99,7 @@ module vmem
   assign wr_ok  = wr_elem_i ? &wr_in : wr_addr_i < 32'(TILES);
   assign mxu_ok = mxu_addr_i < 32'(TILES);
   assign dma_ok = dma_addr_i < 32'(TILES);
+  assign dmr_ok = dmr_addr_i < 32'(TILES);
   assign dma_wr = dma_req_i && dma_we_i && dma_ok;
 
   // one bit per write, never a loop over TILES: reset clears the whole vector at once
@@ -139,6 +146,8 @@ module vmem
       mxu_data_o <= '0;
       dma_rdata_o <= '0;
       dma_err_o  <= 1'b0;
+      dmr_rdata_o <= '0;
+      dmr_err_o  <= 1'b0;
       rd_err_o   <= 1'b0;
       wr_err_o   <= 1'b0;
       mxu_err_o  <= 1'b0;
@@ -149,6 +158,8 @@ module vmem
       mxu_data_o <= mxu_req_i && mxu_ok && valid_q[mxu_addr_i[AW-1:0]] ? mem_q[mxu_addr_i[AW-1:0]] : '0;
       dma_rdata_o <= dma_req_i && !dma_we_i && dma_ok && valid_q[dma_addr_i[AW-1:0]] ? mem_q[dma_addr_i[AW-1:0]] : '0;
       dma_err_o  <= dma_req_i && !dma_ok;
+      dmr_rdata_o <= dmr_req_i && dmr_ok && valid_q[dmr_addr_i[AW-1:0]] ? mem_q[dmr_addr_i[AW-1:0]] : '0;
+      dmr_err_o  <= dmr_req_i && !dmr_ok;
       rd_err_o   <= rd_req_i && !rd_ok;
       wr_err_o   <= wr_req_i && !wr_ok;
       mxu_err_o  <= mxu_req_i && !mxu_ok;
@@ -169,7 +180,7 @@ module vmem
   `ASSERT(WrAddrKnown, wr_req_i |-> !$isunknown(wr_elem_i) && !$isunknown(wr_elem_i ? '0 : wr_addr_i))
   `ASSERT(WrElemAddrKnown, wr_req_i && wr_elem_i |-> !$isunknown({wr_mask_i, wr_eaddr_i}))
   `ASSERT(MxuAddrKnown, mxu_req_i |-> !$isunknown(mxu_addr_i))
-  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o, dma_err_o})
+  `ASSERT_KNOWN(ErrKnown, {rd_err_o, wr_err_o, mxu_err_o, dma_err_o, dmr_err_o})
   `ASSERT_KNOWN(DmaReqKnown, dma_req_i)
   `ASSERT(DmaAddrKnown, dma_req_i |-> !$isunknown({dma_we_i, dma_addr_i}))
 
@@ -182,7 +193,8 @@ module vmem
     else         first_q <= 1'b0;
   end
   // assertion support: end
-  `ASSERT(OutOfResetClean, first_q |-> {rd_err_o, wr_err_o, mxu_err_o, dma_err_o, rd_data_o, mxu_data_o, dma_rdata_o} == '0)
+  `ASSERT(OutOfResetClean, first_q |-> {rd_err_o, wr_err_o, mxu_err_o, dma_err_o, dmr_err_o, rd_data_o, mxu_data_o,
+                                         dma_rdata_o, dmr_rdata_o} == '0)
 
   // the DMA port's tile is no other port's in the same cycle (the SXU's DMA interlocks): a DMA
   // write against a core read, a core write and an MXU read, a DMA read against a core write
@@ -204,4 +216,7 @@ module vmem
   `ASSERT_NEVER(DmaWriteVsCoreRead, dma_req_i && dma_we_i && dma_hit_rd)
   `ASSERT_NEVER(DmaWriteVsMxuRead, dma_req_i && dma_we_i && dma_ok && mxu_req_i && mxu_addr_i == dma_addr_i)
   `ASSERT_NEVER(DmaVsCoreWrite, dma_hit_wr)
+  // the DMA read port's tile is never written in the same cycle (by the core, the DMA port)
+  `ASSERT_NEVER(DmaReadVsCoreWrite, dmr_req_i && dmr_ok && wr_req_i && !wr_elem_i && wr_addr_i == dmr_addr_i)
+  `ASSERT_NEVER(DmaReadVsDmaWrite, dmr_req_i && dmr_ok && dma_req_i && dma_we_i && dma_addr_i == dmr_addr_i)
 endmodule

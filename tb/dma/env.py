@@ -10,7 +10,8 @@ than the engine's sizing latency (its tag FIFO fills), and commands back to back
 - `HbmModel`: a sparse tile store; a request is accepted when `hbm_req_ready_i` (random per cycle)
   is high; reads sample the store, writes update it, at acceptance; every request gets exactly one
   response, in request order, `latency` (+ optional jitter) cycles later, never refused.
-- `VmemModel`: a tile store; a read's data is on `vm_rdata_i` the next cycle.
+- `VmemModel`: a tile store behind the engine's two VMEM ports: writes (`vm_*`, DMA.IN tiles) at
+  the edge, reads (`vr_*`, DMA.OUT tiles) with their data on `vr_rdata_i` the next cycle.
 - `DmaMonitor` publishes every command accepted, HBM request, HBM response, VMEM access and the
   per-cycle status (done_o, idle_o, tile_o).
 - `DmaScoreboard` is the golden model: sequential copy semantics (each command applied whole, in
@@ -21,7 +22,7 @@ than the engine's sizing latency (its tag FIFO fills), and commands back to back
   requests, and at the end the models' whole VMEM and HBM against its own.
 - `DmaCoverage`: command shapes per direction, strides, queue occupancy, back-to-back and
   direction-change commands, HBM back-pressure per direction, a full tag FIFO, a read response
-  taking the VMEM port while a DMA.OUT walks."""
+  written to VMEM while a DMA.OUT walks, and in the same cycle as a DMA.OUT read."""
 from __future__ import annotations
 
 import collections
@@ -68,7 +69,7 @@ class Xfer:
 
 
 class Status:
-  __slots__ = ("cycle", "done", "idle", "tile", "cmd_wait", "hbm_wait", "hbm_wait_we", "inflight", "queued", "rsp_rd", "out_walking")
+  __slots__ = ("cycle", "done", "idle", "tile", "cmd_wait", "hbm_wait", "hbm_wait_we", "inflight", "queued", "rsp_rd", "out_walking", "both_ports")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ class HbmModel(uvm_component):
 
 
 class VmemModel(uvm_component):
-  """The VMEM DMA port: writes at the edge, a read's data on vm_rdata_i the next cycle."""
+  """The VMEM DMA ports: writes at the edge, a read's data on vr_rdata_i the next cycle."""
   def __init__(self, name, parent):
     super().__init__(name, parent)
     self.env = parent
@@ -201,7 +202,7 @@ class DmaBus(uvm_component):
     e, d = self.env, self.env.dut
     u = lambda h: h.value.to_unsigned()
     for s in ("cmd_valid_i", "cmd_out_i", "cmd_vaddr_i", "cmd_haddr_i", "cmd_t_i", "cmd_rows_i", "cmd_hstride_i", "cmd_vstride_i",
-              "vm_rdata_i", "hbm_req_ready_i", "hbm_rsp_valid_i", "hbm_rsp_we_i", "hbm_rsp_rdata_i"):
+              "vr_rdata_i", "hbm_req_ready_i", "hbm_rsp_valid_i", "hbm_rsp_we_i", "hbm_rsp_rdata_i"):
       getattr(d, s).value = 0
     while True:
       await FallingEdge(d.clk_i)
@@ -219,7 +220,7 @@ class DmaBus(uvm_component):
       rv, rwe, rdata = e.hbm.step(e.cycle)
       d.hbm_rsp_valid_i.value, d.hbm_rsp_we_i.value, d.hbm_rsp_rdata_i.value = rv, rwe, rdata
       d.hbm_req_ready_i.value = e.hbm.ready
-      d.vm_rdata_i.value = e.vmem.rdata
+      d.vr_rdata_i.value = e.vmem.rdata
       await ReadOnly()
       if not int(d.rst_ni.value):
         continue
@@ -239,15 +240,17 @@ class DmaBus(uvm_component):
         we, addr, data = int(d.hbm_req_we_o.value), u(d.hbm_req_addr_o), u(d.hbm_req_wdata_o)
         self.xfer_ap.write(Xfer("hreq", we, addr, data if we else 0, e.cycle))
         e.hbm.accept(e.cycle, we, addr, data)
+      st.both_ports = bool(int(d.vm_req_o.value) and int(d.vr_req_o.value))
+      if int(d.vr_req_o.value):  # the read samples the tile before this cycle's write
+        addr = u(d.vr_addr_o)
+        e.vmem.rdata = e.vmem.read(addr)
+        self.xfer_ap.write(Xfer("vrd", 0, addr, 0, e.cycle))
       if int(d.vm_req_o.value):
-        we, addr = int(d.vm_we_o.value), u(d.vm_addr_o)
-        if we:
-          data = u(d.vm_wdata_o)
-          e.vmem.store[addr] = data
-          self.xfer_ap.write(Xfer("vwr", 1, addr, data, e.cycle))
-        else:
-          e.vmem.rdata = e.vmem.read(addr)
-          self.xfer_ap.write(Xfer("vrd", 0, addr, 0, e.cycle))
+        if not int(d.vm_we_o.value):
+          e.sb.error(f"cycle {e.cycle}: a read on the VMEM write port (DMA.OUT reads use vr_*)")
+        addr, data = u(d.vm_addr_o), u(d.vm_wdata_o)
+        e.vmem.store[addr] = data
+        self.xfer_ap.write(Xfer("vwr", 1, addr, data, e.cycle))
       st.done, st.idle, st.tile = int(d.done_o.value), int(d.idle_o.value), int(d.tile_o.value)
       if not st.idle:
         e.last_busy = e.cycle
@@ -402,7 +405,7 @@ def _stride_class(s: int, t: int) -> str:
 
 
 EVENTS = ["queue_full", "back_to_back", "in_after_out", "out_after_in", "hbm_backpressure_read", "hbm_backpressure_write",
-          "tag_fifo_full", "read_response_while_out_walks", "out_waits_for_in", "far_hbm_address"]
+          "tag_fifo_full", "read_response_while_out_walks", "out_read_with_in_write", "out_waits_for_in", "far_hbm_address"]
 
 
 class DmaCoverage(kit.CoverageCollector):
@@ -437,6 +440,7 @@ class DmaCoverage(kit.CoverageCollector):
     if s.hbm_wait: self.cov.hit("events", "hbm_backpressure_write" if s.hbm_wait_we else "hbm_backpressure_read")
     if s.inflight >= self.parent.outs: self.cov.hit("events", "tag_fifo_full")
     if s.rsp_rd and s.out_walking: self.cov.hit("events", "read_response_while_out_walks")
+    if s.both_ports: self.cov.hit("events", "out_read_with_in_write")
     if self.parent.drv.blocked: self.cov.hit("events", "out_waits_for_in")
 
 

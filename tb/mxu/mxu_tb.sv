@@ -50,8 +50,8 @@ module mxu_tb
 );
   logic                 vmem_req, vm_init, ps_init;
   logic [31:0]          vmem_addr;
-  logic [N*N*32-1:0]    vmem_rdata, vm_rd_data, vm_dma_rdata;
-  logic                 vm_dma_err;
+  logic [N*N*32-1:0]    vmem_rdata, vm_rd_data, vm_dma_rdata, vm_dmr_rdata;
+  logic                 vm_dma_err, vm_dmr_err;
   logic                 vm_rd_err, vm_wr_err, vm_mxu_err, ps_rd_err, ps_wr_err, ps_mxu_err, ps_rvalid_q;
 
   mxu #(.N(N), .VMEM_TILES(VMEM_TILES), .PSUM_TILES(PSUM_TILES)) u_mxu (
@@ -85,7 +85,11 @@ module mxu_tb
     .dma_addr_i  (32'd0),
     .dma_wdata_i ('0),
     .dma_rdata_o (vm_dma_rdata),
-    .dma_err_o   (vm_dma_err)
+    .dma_err_o   (vm_dma_err),
+    .dmr_req_i   (1'b0),
+    .dmr_addr_i  (32'd0),
+    .dmr_rdata_o (vm_dmr_rdata),
+    .dmr_err_o   (vm_dmr_err)
   );
 
   psum #(.N(N), .TILES(PSUM_TILES)) u_psum (
@@ -115,8 +119,8 @@ module mxu_tb
 
   assign ps_rvalid_o = ps_rvalid_q;
   assign init_done_o = vm_init && ps_init;
-  assign mem_err_o   = vm_rd_err | vm_wr_err | vm_mxu_err | vm_dma_err | ps_rd_err | ps_wr_err | ps_mxu_err;
+  assign mem_err_o   = vm_rd_err | vm_wr_err | vm_mxu_err | vm_dma_err | vm_dmr_err | ps_rd_err | ps_wr_err | ps_mxu_err;
 
   logic unused;
-  assign unused = ^{vm_rd_data, vm_dma_rdata};
+  assign unused = ^{vm_rd_data, vm_dma_rdata, vm_dmr_rdata};
 endmodule
