@@ -10,6 +10,7 @@ rng = np.random.default_rng(7)
 F444 = rng.standard_normal((4, 4, 4)).astype(np.float32)
 I7813 = rng.integers(-100, 100, (7, 8, 1, 3)).astype(np.int32)
 F56 = rng.random((5, 6)).astype(np.float32)
+I_EXT = np.concatenate([[-2**31, 2**31 - 1, 127, 128, -128, -129, 0, -1], rng.integers(-2**31, 2**31 - 1, 56)]).astype(np.int32)
 F456 = rng.random((4, 5, 6)).astype(np.float32)
 
 # name -> program over Tensors (the same on both devices)
@@ -18,6 +19,8 @@ CASES = {
   # tile-reduced once per run of the enclosing loop (issue 12: -17460.4 instead of 4.27)
   "sum_twice_fp": (lambda t: t.sum((0, 2)).sum(), F444),
   "sum_keepdim_max_int": (lambda t: t.sum((0, 3), keepdim=True).max(), I7813),
+  # tinygrad's int32 min(x, k) is ~max(~x, ~k): lowered to one VMIN (handlers._min_of)
+  "min_clip_int32": (lambda t: t.minimum(127) + t.clip(-128, 127) * 3 + t.minimum(-2**31) - t.minimum(2**31 - 1), I_EXT),
   "sum_then_sum_int": (lambda t: t.sum(1).sum(), I7813),
   "max_of_sums_fp": (lambda t: t.sum(0).max(), F444),
   # Ops.IF blocks (gated stores): the block runs in every lane, stores masked by the condition
