@@ -40,7 +40,9 @@ def stall_bins(dma: bool) -> list[tuple[str, str]]:
   reads = {d for d, ins in by_dp.items() if any(i.reg_fields("vreg", False) for i in ins)} | {"pld"}
   writes = {d for d, ins in by_dp.items() if any(i.reg_fields("vreg", True) for i in ins)}
   out = [(d, "raw") for d in sorted(reads)] + [(d, "waw") for d in sorted(writes | {"vst", "pst", "scatter"})]
-  out += [(d, "unit") for d in sorted(writes | {"vpu", "mxu"})] + [("ctrl", "fence")]
+  # VLD's unit stall (its load-port slot taken) cannot happen: VLD is the only writer through VRF
+  # port 1, with one latency, and two loads never pair (rtl/sxu.sv), so no two book one slot
+  out += [(d, "unit") for d in sorted((writes | {"vpu", "mxu"}) - {"vld"})] + [("ctrl", "fence")]
   if dma:
     out += [(d, "dma") for d in ("dma", "ctrl", "vld", "vst", "gather", "scatter", "mxu")]
     # --- SparseCore (doc/sparsecore.md): a lookup waits for the DMA engine, then for its index check

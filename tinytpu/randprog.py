@@ -199,6 +199,9 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
     self.mode_rng = np.random.default_rng([seed, 0xBF16])
     self.epi_rng = np.random.default_rng([seed, 0x29])  # PEPI's choices (pepi()), off the main stream
     self.emb_rng = np.random.default_rng([seed, 0xE3B])  # --- SparseCore: EMB items (randemb), off the main stream
+    # interlock hazards around gathers, scatters and PEPI (a long VCDIV feeding or racing them, a VLD
+    # whose write-back slot a gather booked): extra words, chosen off the main stream
+    self.hz_rng = np.random.default_rng([seed, 0x4A2])
     self.emb = emb  # False: no EMB items (a core without a SparseCore: the chip's); the rest of the program is the same
     self.config, self.N, self.length, self.gather, self.perf_retired = config, config.N, length, gather, perf_retired
     self.PW = pw(config)
@@ -315,7 +318,12 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
       pre, b, off = self.paddr()
       regs = {"vd": self.v()} if f == "pld" else {"vs": self.v()}
       if f == "pld" and self.epi_rng.random() < .5:  # half the PSUM reads through an epilogue (PEPI.*)
-        return [Op(pre + [self.pepi(regs["vd"], b, off)], "pepi")]
+        h, race = self.hz_rng, []
+        if h.random() < .3:  # a divide into the PEPI's destination, or one whose write lands in its slot
+          same = h.random() < .5
+          race = [self.w("VCDIV", vd=regs["vd"] if same else self.v(), va=self.v(), vb=self.v())]
+          race += [] if same else [self.w("NOP")] * int(h.integers(0, 3))
+        return [Op(race + pre + [self.pepi(regs["vd"], b, off)], "pepi")]
       return [Op(pre + [self.w(f.upper(), addr=off, addr_base=b, **regs)], f)]
     if f == "vmov": return [Op([self.w("VMOV", vd=self.v(), va=self.v())], "vmov")]
     if f == "vzero": return [Op([self.w("VZERO", vd=self.v())], "vzero")]
@@ -396,7 +404,19 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
     vt, vi, b = self.v(), self.v(), self.s()
     off = int(r.integers(-4, 5))
     pre = [self.w("VFILL", vd=vt, imm=mask), self.w("VAND", vd=vi, va=self.v(), vb=vt), self.w("LI", sd=b, imm=base - off)]
-    if f == "vgather": return Op(pre + [self.w("VGATHER", vd=self.v(), va=vi, addr=off, addr_base=b)], f)
+    h = self.hz_rng
+    ones = [x for x in self.vp if x != vi]
+    if ones and h.random() < .25:  # the index from a 4-cycle divide by one: the gather/scatter waits for it (RAW)
+      one = int(h.choice(ones))
+      pre += [self.w("VFILL", vd=one, imm=1), self.w("VCDIV", vd=vi, va=vi, vb=one)]
+    if f == "vgather":
+      vd = self.v()
+      # (the divides below never write the index register: a garbage index would trap)
+      if vd != vi and h.random() < .2:  # a divide into the gather's destination lands after it would: WAW
+        pre.append(self.w("VCDIV", vd=vd, va=self.v(), vb=self.v()))
+      if ones and h.random() < .25:  # a divide whose write lands in the gather's write-back slot (port 0): unit
+        pre += [self.w("VCDIV", vd=int(h.choice(ones)), va=self.v(), vb=self.v())] + [self.w("NOP")] * int(h.integers(0, 3))
+      return Op(pre + [self.w("VGATHER", vd=vd, va=vi, addr=off, addr_base=b)], f)
     return Op(pre + [self.w("VSCATTER", vs=self.v(), va=vi, vm=self.v(), addr=off, addr_base=b)], f)
 
   def loop(self, depth: int, mult: int) -> Loop:
