@@ -311,7 +311,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
       elif (self.G % L or (self.chunked and self.nc * self.C * L > self.G)) and (looping or c == U - 1):
         clamped = VT("g")
         self.ins("VMIN", clamped, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))
-        if any(d.in_psum for d in self.dots):  # PSUM results differ past G: scatters write the real lanes only
+        # PSUM results, and a streamed GEMM's area D (a padded last chunk's rows), differ past G:
+        # scatters write the real lanes only
+        if self.mstream or any(d.in_psum for d in self.dots):
           self.valid = VT("valid")
           self.ins("VCMPLT", self.valid, self.g, self.tile(Const(self.G, dtypes.int32), dtypes.int32))
         self.g = clamped

@@ -48,6 +48,9 @@ CASES = [
   ((1, 400, 120, "bT"), ("resident", "rows")),  # a matrix-vector layer: padding rows, one chunk
   ((1, 400, 120, "ab"), ("resident", "kb")),
   ((100, 64, 64, "ab"), ("resident", "kb")),    # rows not a multiple of the chunk's: the last chunk padded
+  # ... and the results not whole lane tiles: the last tile's lanes past G must not store (they
+  # read the padding rows' results; their clamped address is the last real element's)
+  ((1030, 8, 4, "ab"), ("resident", "resident")),
 ]
 
 
