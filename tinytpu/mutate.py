@@ -56,8 +56,17 @@ def _units() -> dict[str, tuple]:
   # the core env's CorePrograms reached too little of the SXU's interlocks (doc/mutation.md): the
   # control files run the co-sim's random lockstep, which drives the MXU queue, DMA and scatters
   corerun = (COSIM, core, None, None, None, None)
-  return {"sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun, "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu,
-          "fp32_pkg.sv": vpu, "xlu.sv": ("xlu", ["xlu.sv"], "tinytpu.tb.xlu.tests", {"N": 4, "TAG_W": 8}, None, None),
+  from tinytpu.config import DEFAULT
+  noc = ("noc", ["noc_fifo.sv", "noc_router.sv", "noc.sv"], "tinytpu.tb.noc.tests", DEFAULT.noc_params(),
+         "NocZeroLoad,NocUniform,NocHotspot,NocAllToOne,NocNeighbour,NocStress,NocSaturation", None)
+  # not yet: chip.sv, noc_core_ep.sv, noc_hbm_ep.sv, noc_sc_ep.sv, sc_cmd_arb.sv (the chip's lockstep
+  # is not a mutant runner), tinytpu_pkg.sv (generated)
+  return {"sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun,
+          "epi.sv": corerun, "hbm_arb.sv": corerun, "sparsecore.sv": corerun,
+          "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu, "fp32_pkg.sv": vpu,
+          "vpu_fp_reduce.sv": vpu, "vpu_int_lane.sv": vpu, "vpu_int_reduce.sv": vpu,
+          "xlu.sv": ("xlu", ["xlu.sv"], "tinytpu.tb.xlu.tests", {"N": 4, "TAG_W": 8}, None, None),
+          "noc.sv": noc, "noc_router.sv": noc, "noc_fifo.sv": noc,
           "vmem.sv": mem("vmem", {"N": 4, "TILES": 1024}), "psum.sv": mem("psum", {"N": 4, "TILES": 64}), "vrf.sv": mem("vrf", {"N": 4})}
 
 

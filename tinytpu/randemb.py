@@ -22,10 +22,12 @@ from tinytpu.records import Bundle
 
 
 def bag_bundle(table: np.ndarray, indices: np.ndarray, bag: int, fp: bool, config: Config = DEFAULT,
-               tbase: int = 0, idx: int | None = None, dst: int | None = None, extra: str = "", max_cycles: int | None = None) -> Bundle:
+               tbase: int = 0, idx: int | None = None, dst: int | None = None, extra: str = "", max_cycles: int | None = None,
+               pad: int = 0) -> Bundle:
   """One EMB.BAG over `table` ((rows, width, N, N) uint32 tiles at HBM `tbase`) with `indices`
   (int32, a multiple of `bag` long, at HBM `idx`, default after the table), bags pooled to `dst`
-  (default after the index list), which is dumped. `extra`: TASM placed before the lookup."""
+  (default after the index list), which is dumped. `extra`: TASM placed before the lookup; `pad`:
+  the last index tile's lanes past the list (not indices: never checked, never read)."""
   rows, width = table.shape[:2]
   L = config.N * config.N
   ind = np.asarray(indices, np.int64)
@@ -45,7 +47,7 @@ def bag_bundle(table: np.ndarray, indices: np.ndarray, bag: int, fp: bool, confi
   HALT
 """
   b = asm.assemble_bundle(text, config)
-  lanes = np.zeros(itiles * L, np.uint32)
+  lanes = np.full(itiles * L, pad & 0xFFFFFFFF, np.uint32)
   lanes[:len(ind)] = (ind & 0xFFFFFFFF).astype(np.uint32)
   regions = [(tbase, table.reshape(rows * width, config.N, config.N).astype(np.uint32)), (idx, lanes.reshape(itiles, config.N, config.N))]
   b.hbm = sorted(regions, key=lambda x: x[0])
