@@ -971,7 +971,8 @@ module sxu
   assign emb_oob = is_emb && (e_tlo < 0 || e_thi > HT52 || e_ilo < 0 || e_ihi > HT52 || e_dlo < 0 || e_dhi > HT52 ||
                               (e_thi != e_tlo && e_tlo < e_dhi && e_dlo < e_thi) || (e_ilo < e_dhi && e_dlo < e_ihi));
   assign emb_bad        = is_emb && emb_sent_q && emb_chk_valid_i && emb_chk_bad_i;
-  assign emb_stall_unit = is_emb && !(emb_sent_q && emb_chk_valid_i);
+  // a lookup not yet sent waits for the DMA engine (counted as stall_dma) or the SparseCore (unit)
+  assign emb_stall_unit = is_emb && !(emb_sent_q && emb_chk_valid_i) && (emb_sent_q || dma_idle_i);
   assign emb_stall_dma  = (is_emb && !emb_sent_q && !dma_idle_i) || (is_dma && emb_busy_i) || (op == OP_EMBWAIT && emb_busy_i);
   assign emb_valid_o    = run && is_emb && !emb_sent_q && !emb_busy_i && dma_idle_i && pre_code == TRAP_OK;
   assign emb_fp_o       = op == OP_EMBBAGF;
