@@ -9,30 +9,12 @@ from tinygrad.dtype import AddrSpace, dtypes
 from tinygrad.uop.ops import Ops, UOp
 
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR, sregs
-from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cint, _cls, _fold, _fold_int, _imm,
+from tinytpu.backend.optable import (_ALU, _SALU, _WRAPS, LOOPI_MAX, SUPPORTED_DTYPES, _bits, _cls, _fold, _fold_int, _imm, _min_of,
                                      _narrow, unsupported)
 from tinytpu.backend.records import Addr, Buf, Const, OpenLoop, SReg
 
 
 _ORDERED = {Ops.MAX, Ops.CMPLT, Ops.CDIV, Ops.CMOD, Ops.SHR}  # ops whose result depends on more than the low 32 bits
-
-
-def _min_of(u: UOp) -> tuple[UOp, int] | None:
-  """(x, k) when u is tinygrad's int32 minimum `~max(~x, ~k)` (XOR with -1 around a MAX with a
-  constant): bitwise NOT reverses the signed order, so it is min(x, k) exactly. The inner XOR and
-  MAX, when nothing else reads them, are dead afterwards (lower.py's DCE)."""
-  def inv(v: UOp) -> UOp | None:
-    if v.op is not Ops.XOR or v.dtype != dtypes.int32:
-      return None
-    a, b = v.src
-    return a if _cint(b) == -1 else b if _cint(a) == -1 else None
-  if (mx := inv(u)) is None or mx.op is not Ops.MAX or mx.dtype != dtypes.int32:
-    return None
-  a, b = mx.src
-  x, c = (a, b) if _cint(b) is not None else (b, a)
-  if _cint(c) is None or (y := inv(x)) is None or y.dtype != dtypes.int32:
-    return None
-  return y, ~_cint(c)
 
 
 class Handlers:

@@ -86,6 +86,24 @@ def _cint(u: UOp) -> int | None:
   return int(u.arg) if u.op is Ops.CONST else None
 
 
+def _min_of(u: UOp) -> tuple[UOp, int] | None:
+  """(x, k) when u is tinygrad's int32 minimum `~max(~x, ~k)` (XOR with -1 around a MAX with a
+  constant): bitwise NOT reverses the signed order, so it is min(x, k) exactly. The inner XOR and
+  MAX, when nothing else reads them, are dead afterwards (lower.py's DCE); handlers.alu emits the VMIN."""
+  def inv(v: UOp) -> UOp | None:
+    if v.op is not Ops.XOR or v.dtype != dtypes.int32:
+      return None
+    a, b = v.src
+    return a if _cint(b) == -1 else b if _cint(a) == -1 else None
+  if (mx := inv(u)) is None or mx.op is not Ops.MAX or mx.dtype != dtypes.int32:
+    return None
+  a, b = mx.src
+  x, c = (a, b) if _cint(b) is not None else (b, a)
+  if _cint(c) is None or (y := inv(x)) is None or y.dtype != dtypes.int32:
+    return None
+  return y, ~_cint(c)
+
+
 def _fold_int(v, dt: DType) -> int:
   """C conversion of a constant to an int dtype (wrapping). Beyond any 64-bit value, a weakint is
   tinygrad's stand-in for -inf/+inf (the identity of a max/min reduce, -2**789): it saturates to the
