@@ -84,6 +84,12 @@ def _affine2(e: np.ndarray):
   return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
 
 
+def _window_fits(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> bool:
+  """A kb window (tile aligned, win tiles) of the last block and the last row group or chunk ends
+  inside the buffer's tiles: its DMA never reads past the buffer (the next one, or past HBM)."""
+  return (base0 + (Kt - 1) * step_kb + max(0, moves) * step_chunk) // L + win <= tiles
+
+
 COLUMN_GROUPS_TRIED = 3  # row-group sizes planned per column-chunk width (largest first)
 PATTERNS_MAX = 4  # distinct lane-part patterns a separable operand keeps in registers per block
 
@@ -180,10 +186,11 @@ class MxuPlan:
       if S % L or (fn // Cc != g // S).any():
         return False
       c0m, c0n = fm[:S], fn[:S] % Cc
-      for c0 in range(S, self.G, S):
-        n = min(S, self.G - c0)
-        if (fm[c0:c0 + n] != c0m[:n]).any() or (fn[c0:c0 + n] % Cc != c0n[:n]).any():
-          return False
+      full, tail = self.G // S * S, self.G % S
+      if full and ((fm[:full].reshape(-1, S) != c0m).any() or (fn[:full].reshape(-1, S) % Cc != c0n).any()):
+        return False
+      if tail and ((fm[full:] != c0m[:tail]).any() or (fn[full:] % Cc != c0n[:tail]).any()):
+        return False
       return c0m, c0n
     plans = []
     def add(plan):
@@ -265,7 +272,8 @@ class MxuPlan:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
       elif sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
-          2 * ka_win < a_tiles and streamable:
+          2 * ka_win < a_tiles and streamable and \
+          _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L):
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
@@ -290,7 +298,8 @@ class MxuPlan:
       sb = tn * Cc if cols else 0  # B's columns move per column chunk
       # a partial last column chunk's padding columns read past B: resident only (inside VMEM, checked)
       streamable = not pad and d.b_mask is None and sb % L == 0 and not (cols and Nc % Cc)
-      if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable:
+      if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable and \
+          _window_fits(b0, tk * N, Kt, sb, nc - 1, kb_win, b_tiles, L):
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
       elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
         B = Operand(d.b.slot, "rows", Cc, btab(lambda k, n: n * L + k), b0, N, sb, hstride=tn // L, rows=Cc)

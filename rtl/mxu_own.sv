@@ -7,8 +7,9 @@
 // written (pdone_i). The outputs are the bounding ranges of the parts still in flight, so a
 // VST/PST/PLD or scatter waits only for the commands that still use its tiles, not for the MXU
 // to go idle (an MLW's tile is read in its issue cycle and owns nothing afterwards).
-// full_o holds the next MMUL's issue when every entry is taken (DEPTH covers the MXU's queue,
-// fetch, tile buffer and array at once; the hold is a safety net, tests/rtl cover it).
+// full_o holds the next MMUL's issue when every entry is taken. DEPTH covers what the MXU can
+// hold at once (hold register, queue, fetch, tile buffer, rows in the array: under 10 MMULs), so
+// no test reaches the hold; the NoOverflow assertion guards it.
 // Latency: an entry counts from the cycle after push_i, a finished part stops counting the cycle
 // after vdone_i / pdone_i.
 module mxu_own #(
