@@ -112,7 +112,7 @@ class Handlers:
     if kind == "tile":
       self.ins("VLD", t, where)
     else:
-      self.ins("VGATHER", t, where, base)
+      self.ins("VGATHER", t, *self.clamp_gather(a.buf, where, base))
     if gate is not None:
       alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
       out = VT("gated")

@@ -230,7 +230,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
         weights[i] += w[k]
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables}, self.cfg.N, self.int8_checks,
+                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables, **getattr(self, 'chunk_tables', {})}, self.cfg.N, self.int8_checks,
                   loops.executed(code, weights), self.windows)
 
   def emit(self) -> list[tuple]:

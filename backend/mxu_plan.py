@@ -395,7 +395,7 @@ class MxuPlan:
       if p.d.transposed != p.transposed:
         transpose_dot(p.d)
       nc = p.nc
-      plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64))
+      plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64), tables=False)
       for slot in (p.A.slot, p.B.slot):
         # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
         plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, 0))

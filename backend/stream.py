@@ -20,13 +20,14 @@ immediate is an `HbmAddr` (a buffer slot and a tile offset), listed as a relocat
 device patches at launch with the buffer's HBM tile."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
+from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops
 
 from tinytpu import isa
-from tinytpu.backend.vcode import SR, Label, Mem
+from tinytpu.backend.records import Const
+from tinytpu.backend.vcode import SR, VT, Label, Mem
+from tinytpu.backend.windows import Window, chunk_table, plan_windows
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
@@ -63,20 +64,6 @@ class HbmAddr(int):
 
   def __str__(self):
     return f"{int(self)}  # hbm slot={self.slot}"
-
-
-@dataclasses.dataclass
-class Window:
-  """One buffer's VMEM window."""
-  slot: int
-  tiles: int             # VMEM tiles of one copy
-  lo: int = 0            # buffer tile of chunk 0's window (negative: before the buffer)
-  step: int = 0          # tiles the window moves per chunk (0: loaded once)
-  base: int = 0          # VMEM tile of copy 0
-  read: bool = True      # DMA'd in (the kernel reads it, or writes it only partially)
-  written: bool = False  # DMA'd out
-  over: tuple = (0, 0)   # HBM tiles the DMAs touch before / after the buffer (the device's guard)
-  resident: bool = True  # DMA'd whole around the program when not streamed (rstream.py streams by reduce blocks)
 
 
 def _uses(self) -> dict:
@@ -170,14 +157,16 @@ class Stream:
           continue  # one chunk is the whole kernel: it did not fit (or it fits: chunks only to overlap DMA and compute)
         if g_all is None:
           g_all = np.arange(T * L, dtype=np.int64)
-        plan = self._windows(C, nc, forms, uses, g_all)
-        foot = sum(w.tiles * (sets if w.step else 1) for w in plan.values())
+        # table windows only when nothing else fits: a kernel that fits keeps its layout
+        plan = self._windows(C, nc, forms, uses, g_all, tables=not fits)
+        foot = sum(w.tiles * (sets if w.streamed else 1) for w in plan.values())
+        foot += nc if any(w.starts is not None for w in plan.values()) else 0  # the chunk table
         if foot + 1 + SPILL_RESERVE <= V:
           if sets == 2 and any(w.step and w.read and w.written and w.tiles > abs(w.step) for w in plan.values()):
             continue  # a window read and written that overlaps the next one: chunks in order, single buffered
           return self._adopt(plan, C, nc, sets)
         if C == 1 and worst is None:
-          worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.step else 1))
+          worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.streamed else 1))
     if fits:  # no overlapping plan: resident after all
       return
     if self.plan_reduce_stream(uses, forms):  # rstream.py: one buffer by blocks of a reduce loop
@@ -190,64 +179,27 @@ class Stream:
       f"loop (one tile of outputs) touches {worst.tiles} of its tiles, VMEM has {V}; missing: chunking the kernel's reduce loops "
       "(a window over the reduce ranges)")
 
-  def _windows(self, C: int, nc: int, forms: dict, uses: dict, g_all) -> dict[int, Window]:
-    L = self.L
-    g = np.minimum(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), self.G - 1)
-    rv = {r: (g // s) % e if i else g // s for i, (r, s, e) in enumerate(zip(self.lane_ranges, self.strides, self.extents))}
-    out = {}
-    for slot, w0 in self.windows.items():
-      w = dataclasses.replace(w0)
-      size_t = w.tiles
-      fs = forms.get(slot)
-      los, his = None, None
-      if slot not in uses:
-        w.tiles, w.read = 0, False
-      for f in fs or []:
-        if any(k not in rv for k in f[0]):
-          los = None
-          break
-        lane = np.zeros(len(g), dtype=np.int64)
-        for k, c in f[0].items():
-          lane += c * rv[k]
-        umin = umax = f[1]
-        ok = True
-        for c, t in f[2]:
-          lo_, hi_ = t.vmin, t.vmax
-          if not isinstance(lo_, int) or not isinstance(hi_, int):
-            ok = False
-            break
-          umin, umax = umin + min(c * lo_, c * hi_), umax + max(c * lo_, c * hi_)
-        if not ok:
-          los = None
-          break
-        lane = lane.reshape(nc, C * L)
-        lo_e, hi_e = lane.min(axis=1) + umin, lane.max(axis=1) + umax
-        los = lo_e if los is None else np.minimum(los, lo_e)
-        his = hi_e if his is None else np.maximum(his, hi_e)
-      if fs and los is not None:
-        lo_t, hi_t = los // L, his // L + 1
-        step = int(lo_t[1] - lo_t[0]) if nc > 1 else 0
-        W = int((hi_t - lo_t).max())
-        affine = (lo_t == lo_t[0] + step * np.arange(nc)).all()
-        if affine and W < size_t:
-          w.tiles, w.lo, w.step = W, int(lo_t[0]), step
-          ends = [w.lo + c * step for c in (0, nc - 1)]
-          w.over = (max(0, -min(ends)), max(0, max(ends) + W - size_t))
-      out[slot] = w
-    return out
+  def _windows(self, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
+    return plan_windows(self, C, nc, forms, uses, g_all, tables)
 
   def _adopt(self, plan: dict[int, Window], C: int, nc: int, sets: int):
-    """Lay the windows out (copy 0 of every streamed one, copy 1, then the fixed ones) and rebase the buffers."""
+    """Lay the windows out (copy 0 of every streamed one, copy 1, the fixed ones, then the chunk
+    table of the table windows) and rebase the buffers."""
     self.chunked, self.C, self.nc, self.sets = True, C, nc, sets
     t = 0
-    streamed = [w for w in plan.values() if w.step]
+    streamed = [w for w in plan.values() if w.streamed]
     for w in streamed:
       w.base, t = t, t + w.tiles
     self.set_tiles = t if sets == 2 else 0
     t += self.set_tiles
     for w in plan.values():
-      if not w.step:
+      if not w.streamed:
         w.base, t = t, t + w.tiles
+    self.chunk_tables, self.table_regs = {}, {}
+    if any(w.starts is not None for w in plan.values()):
+      self.table_base = t
+      self.chunk_tables = {t + j: row for j, row in enumerate(chunk_table(plan, nc, self.L))}
+      t += nc
     self.windows = plan
     for b in self.bufs.values():
       b.base = plan[b.slot].base * self.L
@@ -264,6 +216,8 @@ class Stream:
 
   def rebase_reg(self, buf) -> int:
     w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+    if w is not None and w.starts is not None:
+      return self.table_regs[w.slot]
     return self.step_regs[w.step] if w is not None and w.step else 0
 
   def tile_ok(self, buf) -> bool:
@@ -323,7 +277,7 @@ class Stream:
     commands fit in the DMA queue: the SXU interlocks per command, so the code that reads the
     buffer's first tiles (the MXU's first K blocks) starts when the first piece has landed."""
     saved, self.code = self.code, []
-    moved = [w for w in windows if (w.written if out else w.read) and not w.step and w.resident]
+    moved = [w for w in windows if (w.written if out else w.read) and not w.streamed and w.resident]
     pieces = {}
     if not out and moved and (big := max(moved, key=lambda w: w.tiles)).tiles >= SPLIT_MIN:
       n = min(PROLOGUE_DMAS - len(moved) + 1, big.tiles // (SPLIT_MIN // 2))
@@ -343,6 +297,9 @@ class Stream:
       if w.step and w.step not in self.step_regs:
         r = self.step_regs[w.step] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
+      if w.starts is not None:  # chunk 0's start is the window's lo: no rebase
+        r = self.table_regs[w.slot] = self.sreg("window rebase", temp=False)
+        self.ins("LI", SR(r), 0)
     self.s_set = self.sreg("window copy", temp=False) if self.sets == 2 else 0
     if self.s_set:
       self.ins("LI", SR(self.s_set), 0)
@@ -350,11 +307,13 @@ class Stream:
     self.ins("LI", SR(self.s_left), self.nc - 1)
     self.shift = L.bit_length() - 1
     for w in self.windows.values():
-      if w.step and w.read:
+      if w.streamed and w.read:
         self.dma("DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
 
   def chunk_offset(self, w: Window, nxt: bool) -> int:
     """A temporary holding step * (chunk index [+ 1]) in tiles, from the rebase register."""
+    if w.starts is not None:
+      return self.table_start(w, nxt)
     r, t = self.step_regs[w.step], self.sreg("chunk offset")
     k = self.sreg("shift")
     self.ins("LI", SR(k), self.shift)
@@ -369,7 +328,7 @@ class Stream:
     skip = self.label() + LAST_SKIP
     self.ins("BEQ", SR(self.s_left), SR(0), skip)
     for w in self.windows.values():
-      if w.step and w.read:
+      if w.streamed and w.read:
         t = self.chunk_offset(w, True)
         v = self.sreg("other copy")
         if self.s_set:
@@ -404,5 +363,39 @@ class Stream:
       self.ins("SADDI", SR(self.s_set), SR(new), 0)
     for step, r in self.step_regs.items():
       self.ins("SADDI", SR(r), SR(r), -step * L)
+    for slot, r in self.table_regs.items():  # (copy offset - next chunk's start) in elements
+      t = self.table_start(self.windows[slot], True)
+      self.ins("SSUB", SR(t), SR(self.s_set), SR(t))
+      k = self.sreg("shift")
+      self.ins("LI", SR(k), self.shift)
+      self.ins("SSHL", SR(r), SR(t), SR(k))
     self.ins("SADDI", SR(self.s_left), SR(self.s_left), -1)
     self.free_temps()
+
+  def table_start(self, w: Window, nxt: bool) -> int:
+    """A temporary holding a table window's start for this chunk (or the next), in tiles from chunk
+    0's: lane `w.lane` (+ 1) of the chunk's table tile, the tile counted by the chunks left."""
+    tv, t = VT("chunk table"), self.sreg("chunk start")
+    self.ins("VLD", tv, Mem(self.s_left, self.table_base))
+    lane = w.lane + nxt
+    self.ins("VEXTRACT", SR(t), tv, lane // self.cfg.N, lane % self.cfg.N)
+    return t
+
+  def clamp_gather(self, buf, where, base: Mem):
+    """A gather from a window planned for the lanes whose value matters (windows.py): the other
+    lanes' addresses, which may lie outside it, clamped into VMEM (what they read is never used)."""
+    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+    if w is None or not w.clamp:
+      return where, base
+    L, V = self.L, self.cfg.VMEM_TILES
+    a = VT("addr")
+    if base.base:
+      sp = VT("gather base")
+      self.ins("VSPLAT", sp, SR(base.base))
+      self.ins("VADD", a, where, sp)
+      where = a
+    c = VT("addr")
+    self.ins("VADD", c, where, self.tile(Const(base.off, dtypes.int32), dtypes.int32))
+    self.ins("VMAX", c, c, self.tile(Const(0, dtypes.int32), dtypes.int32))
+    self.ins("VMIN", c, c, self.tile(Const(V * L - 1, dtypes.int32), dtypes.int32))
+    return c, Mem(0, 0)

@@ -162,3 +162,33 @@ def test_runner_sends_large_buffers_as_bundle_v2(monkeypatch):
   assert (out == a * 3).all()
   assert sent and any(t.startswith("tinytpu-bundle 2") and "hbmbin" in t and "binfile" in t for t in sent), [t[:80] for t in sent]
   assert all(len(t) < 1 << 16 for t in sent)  # no payload in the text
+
+
+def test_cat_streams_its_sources_by_table_windows(sources, vmem_1024):
+  """tinygrad's cat reads every source at every output lane and selects one with WHERE. A chunk that
+  straddles two sources' parts touches both ends of each (the whole 1646-tile buffer by the bounding
+  box): the windows count only the lanes whose read is selected, their chunks' starts are not
+  arithmetic, so each chunk's start comes from a table (VEXTRACT), and the other lanes' gathers are
+  clamped into VMEM (unclamped they address past it and trap)."""
+  from tinygrad.helpers import Context
+  rng = np.random.default_rng(3)
+  xs = [rng.standard_normal((45, 65, 9)).astype(np.float32) for _ in range(3)]
+  ts = [Tensor(x, device="TINYTPU") for x in xs]
+  with Context(PARALLEL=0):
+    for dim in (0, 1, 2):
+      np.testing.assert_array_equal(ts[0].cat(ts[1], ts[2], dim=dim).numpy(), np.concatenate(xs, axis=dim))
+  src = next(s for s in sources if "E_3_26325" in s.splitlines()[0])
+  assert _chunked(src) and "VEXTRACT" in src and "VMIN" in src
+
+
+def test_pool_rows_that_do_not_fill_tiles_stream_by_table_windows(sources, vmem_1024):
+  """An average pool whose 42 outputs per plane straddle tiles: the input's windows per chunk do not
+  move by a fixed step (r_64_3_14_3_2, a 1232-tile input)."""
+  from tinygrad.helpers import Context
+  x = np.random.default_rng(4).standard_normal((32, 2, 11, 28)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(x, device="TINYTPU").avg_pool2d(kernel_size=(3, 2)).numpy()
+  want = x[:, :, :9, :28].reshape(32, 2, 3, 3, 14, 2).mean(axis=(3, 5))
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  src = next(s for s in sources if "r_64_3_14_3_2" in s.splitlines()[0])
+  assert _chunked(src) and "VEXTRACT" in src

@@ -1,0 +1,262 @@
+"""The lane chunker's windows (stream.py): per chunk of the lane loop and per buffer, the tiles of
+the buffer that the chunk touches, and how they reach VMEM.
+
+A buffer's window over a chunk is the bounding box of all its indices over the chunk's lanes (g
+clamped to G - 1, as the lanes are) and over the reduce ranges' bounds:
+- an affine index (analysis.lin): its lane part evaluated per lane, its uniform terms (reduce
+  loop variables) by their bounds;
+- another index of lane ranges and constants only (CDIV, CMOD, WHERE of them): evaluated per lane;
+- a read counts only on the lanes where its value matters (`read_masks`): its gate holds (a LOAD
+  with a gate, an INDEX with a valid) and every WHERE on its way to a store selects it (tinygrad's
+  cat reads each source at every lane and selects one). Gated-off lanes address element 0 of the
+  window's copy (handlers.address); the others' addresses are clamped into VMEM (`clamp`), what
+  they read is never used.
+
+The windows that result:
+- **step**: chunk c's window starts at `lo + step * c` (one rebase register per step). The
+  untightened box (affine indices, every lane) is tried first, so a kernel that streamed before
+  keeps its plan;
+- **table**: a read-only buffer whose chunks' starts are not arithmetic (tinygrad's cat: each
+  source gated to its part of the output; a pool whose output rows do not fill whole tiles): the
+  start of every chunk sits in a table tile of its own in VMEM (lanes `lane`, `lane + 1`: this
+  chunk's and the next one's, relative to chunk 0), which stream.py reads with VEXTRACT;
+- **whole**: the buffer DMA'd in once (nothing smaller covers every chunk)."""
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import numpy as np
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import Ops, UOp
+
+from tinytpu.backend.records import Const
+
+
+@dataclasses.dataclass
+class Window:
+  """One buffer's VMEM window."""
+  slot: int
+  tiles: int             # VMEM tiles of one copy
+  lo: int = 0            # buffer tile of chunk 0's window (negative: before the buffer)
+  step: int = 0          # tiles the window moves per chunk (0: loaded once, unless starts)
+  base: int = 0          # VMEM tile of copy 0
+  read: bool = True      # DMA'd in (the kernel reads it, or writes it only partially)
+  written: bool = False  # DMA'd out
+  over: tuple = (0, 0)   # HBM tiles the DMAs touch before / after the buffer (the device's guard)
+  resident: bool = True  # DMA'd whole around the program when not streamed (rstream.py streams by reduce blocks)
+  starts: tuple | None = None  # a table window: every chunk's buffer tile
+  lane: int = 0          # a table window's first lane in the chunk table tiles
+  clamp: bool = False    # planned for the lanes whose value matters only: gathers clamp their addresses
+
+  @property
+  def streamed(self) -> bool:
+    """Copied in (and out) per chunk, two copies when double buffered."""
+    return bool(self.step) or self.starts is not None
+
+
+def _cdiv(a, b):
+  """C division (tinygrad's CDIV: toward zero)."""
+  q = np.abs(a) // np.abs(b)
+  return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
+
+
+_OPS = {Ops.ADD: operator.add, Ops.SUB: operator.sub, Ops.MUL: operator.mul, Ops.MULACC: lambda a, b, c: a * b + c,
+        Ops.CMPLT: operator.lt, Ops.CMPNE: operator.ne, Ops.CMPEQ: operator.eq, Ops.AND: operator.and_,
+        Ops.OR: operator.or_, Ops.XOR: operator.xor, Ops.NEG: operator.neg, Ops.MAX: np.maximum,
+        Ops.CDIV: _cdiv, Ops.CMOD: lambda a, b: a - b * _cdiv(a, b), Ops.WHERE: np.where,
+        Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b}
+
+
+def lane_values(low, u: UOp, env: dict, memo: dict):
+  """u evaluated over the lanes (env: lane range -> its value per lane), or None when u depends on
+  anything but lane ranges, unrolled reduce steps and constants."""
+  if u in memo:
+    return memo[u]
+  if u in env:
+    v = env[u]
+  elif u.op is Ops.CONST:
+    v = u.arg if isinstance(u.arg, (int, bool)) else None
+  elif u.op is Ops.RANGE:
+    v = int(c.val) if isinstance(c := low.vals.get(u), Const) else None
+  elif u.op is Ops.CAST and (dtypes.is_int(u.dtype) or u.dtype == dtypes.bool):
+    s = lane_values(low, u.src[0], env, memo)
+    v = None if s is None else (np.asarray(s) != 0) if u.dtype == dtypes.bool else s
+  elif (fn := _OPS.get(u.op)) is not None:
+    vs = [lane_values(low, s, env, memo) for s in u.src]
+    if any(x is None for x in vs):
+      v = None
+    elif u.op in (Ops.CDIV, Ops.CMOD) and np.any(np.asarray(vs[1]) == 0):
+      v = None
+    else:
+      v = fn(*vs)
+  else:
+    v = None
+  memo[u] = v
+  return v
+
+
+BIG = 1 << 62
+MASK_LIMIT = 1 << 25  # lanes x UOps: a larger kernel's reads count on every lane
+
+
+def read_masks(low, rv: dict, n: int) -> dict:
+  """INDEX -> (the lanes where a read through it matters, whether a WHERE narrowed it) for every
+  INDEX read only by LOADs, from a backward pass over the UOps: a value matters where a user's
+  value does, a WHERE's branches where its condition selects them (a condition of the lanes only).
+  A read whose value reaches an address, a gate, a loop bound or an IF matters everywhere (a wrong
+  value there could trap); so does anything stored."""
+  if n * len(low.uops) > MASK_LIMIT:
+    return {}
+  users: dict = {}
+  for u in low.uops:
+    for x in u.src:
+      users.setdefault(x, []).append(u)
+  feed, todo = set(), []
+  for u in low.uops:
+    if u.op is Ops.INDEX:
+      todo += u.src[1:]
+    elif u.op in (Ops.LOAD, Ops.STORE) and len(u.src) > 2:
+      todo.append(u.src[2])
+    elif u.op in (Ops.RANGE, Ops.IF):
+      todo += u.src
+  while todo:
+    x = todo.pop()
+    if x not in feed:
+      feed.add(x)
+      todo += x.src
+  memo: dict = {}
+  cond = lambda c: None if (v := lane_values(low, c, rv, memo)) is None else np.broadcast_to(np.asarray(v, dtype=bool), (n,))  # noqa: E731
+  dem: dict = {}
+  for u in reversed(low.uops):
+    us = users.get(u)
+    if not us or u.op is Ops.STORE or u in feed:
+      dem[u] = True
+      continue
+    d = False
+    for w in us:
+      dw = dem.get(w, True)
+      if w.op is Ops.WHERE and w.src[0] is not u and w.src[1] is not w.src[2] and (c := cond(w.src[0])) is not None:
+        dw = dw & (c if w.src[1] is u else ~c)
+      d = d | dw
+      if d is True:
+        break
+    dem[u] = d
+  out = {}
+  for i in low.uops:
+    accs = users.get(i, [])
+    if i.op is not Ops.INDEX or not accs or any(v.op is not Ops.LOAD or v.src[0] is not i for v in accs):
+      continue
+    m, narrowed = False, False
+    for v in accs:
+      g = v.src[2] if len(v.src) > 2 else i.src[2] if len(i.src) > 2 else None
+      gm = True if g is None else cond(g)
+      gm = True if gm is None else gm
+      narrowed |= dem[v] is not True
+      m = m | (gm & dem[v])
+    if m is not True:
+      out[i] = (np.broadcast_to(np.asarray(m, dtype=bool), (n,)), narrowed)
+  return out
+
+
+def _box(low, e: dict, rv: dict, nc: int, C: int, masks: dict | None):
+  """Per chunk: (lowest element, highest element, whether any lane reads it), or None when an
+  index's bounds are unknown. masks (read_masks): only the lanes whose read matters count, and
+  non-affine indices are evaluated per lane."""
+  L = low.L
+  n = nc * C * L
+  los = his = act = None
+  memo: dict = {}
+  for i in e["idx"]:
+    if i is None or len(i.src) < 2:
+      return None
+    f = low.lin(i.src[1])
+    umin = umax = 0
+    if f is not None and all(k in rv for k in f[0]):
+      lane = np.zeros(n, dtype=np.int64)
+      for k, c in f[0].items():
+        lane += c * rv[k]
+      umin = umax = f[1]
+      for c, t in f[2]:
+        if not isinstance(t.vmin, int) or not isinstance(t.vmax, int):
+          return None
+        umin, umax = umin + min(c * t.vmin, c * t.vmax), umax + max(c * t.vmin, c * t.vmax)
+    elif masks is not None and (v := lane_values(low, i.src[1], rv, memo)) is not None:
+      lane = np.broadcast_to(np.asarray(v, dtype=np.int64), (n,))
+    else:
+      return None
+    mask = masks[i][0].reshape(nc, C * L) if masks and i in masks else None
+    lane = lane.reshape(nc, C * L)
+    if mask is None:
+      lo_e, hi_e, a = lane.min(axis=1) + umin, lane.max(axis=1) + umax, np.ones(nc, dtype=bool)
+    else:
+      lo_e = np.where(mask, lane, BIG).min(axis=1) + umin
+      hi_e = np.where(mask, lane, -BIG).max(axis=1) + umax
+      a = mask.any(axis=1)
+    los = lo_e if los is None else np.minimum(los, lo_e)
+    his = hi_e if his is None else np.maximum(his, hi_e)
+    act = a if act is None else act | a
+  if los is None:
+    return None
+  return los, his, act
+
+
+def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
+  """Every buffer's window for chunks of C lane tiles (nc of them). tables: table windows allowed
+  (stream.py's chunk loop reads them; the MXU stream's chunks do not)."""
+  L = low.L
+  g = np.minimum(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), low.G - 1)
+  rv = {r: (g // s) % e if i else g // s for i, (r, s, e) in enumerate(zip(low.lane_ranges, low.strides, low.extents))}
+  out, lanes, masks = {}, 0, None
+  for slot, w0 in low.windows.items():
+    w = out[slot] = dataclasses.replace(w0)
+    size_t = w.tiles
+    if slot not in uses:
+      w.tiles, w.read = 0, False
+      continue
+    e = uses[slot]
+    box = _box(low, e, rv, nc, C, None) if forms.get(slot) else None
+    if box is not None:
+      lo_t, hi_t = box[0] // L, box[1] // L + 1
+      step = int(lo_t[1] - lo_t[0]) if nc > 1 else 0
+      W = int((hi_t - lo_t).max())
+      if (lo_t == lo_t[0] + step * np.arange(nc)).all() and W < size_t:
+        w.tiles, w.lo, w.step = W, int(lo_t[0]), step
+        ends = [w.lo + c * step for c in (0, nc - 1)]
+        w.over = (max(0, -min(ends)), max(0, max(ends) + W - size_t))
+        continue
+    if not tables or nc < 2 or e["written"] or not e["read"] or lanes + 2 > L:
+      continue
+    if masks is None:
+      masks = read_masks(low, rv, nc * C * L)
+    box = _box(low, e, rv, nc, C, masks)
+    if box is None or not box[2].any():
+      continue
+    act = box[2]
+    lo_t, hi_t = box[0][act] // L, box[1][act] // L + 1
+    W = int((hi_t - lo_t).max())
+    s = np.minimum(lo_t, max(size_t - W, 0))  # inside the buffer where it can be: no guard needed
+    W = int((hi_t - s).max())
+    if W >= size_t:
+      continue
+    starts = np.zeros(nc, dtype=np.int64)  # a chunk that reads nothing of it: a window at the buffer's start
+    starts[act] = s
+    w.tiles, w.lo, w.starts, w.lane = W, int(starts[0]), tuple(int(x) for x in starts), lanes
+    w.over = (max(0, -int(starts.min())), max(0, int(starts.max()) + W - size_t))
+    w.clamp = any(masks[i][1] for i in e["idx"] if i in masks)
+    lanes += 2
+  return out
+
+
+def chunk_table(windows: dict[int, Window], nc: int, L: int) -> list[list[int]]:
+  """The table windows' tiles: tile j for chunk nc - 1 - j (the chunk loop counts chunks left),
+  lanes `lane` and `lane + 1` its start and the next chunk's, in tiles from chunk 0's."""
+  rows = [[0] * L for _ in range(nc)]
+  for w in windows.values():
+    if w.starts is None:
+      continue
+    for c in range(nc):
+      row = rows[nc - 1 - c]
+      row[w.lane] = w.starts[c] - w.lo
+      row[w.lane + 1] = w.starts[c + 1] - w.lo if c + 1 < nc else 0
+  return rows
