@@ -112,7 +112,7 @@ class Handlers:
     if kind == "tile":
       self.ins("VLD", t, where)
     else:
-      self.ins("VGATHER", t, *self.clamp_gather(a.buf, where, base))
+      self.ins("VGATHER", t, *self.clamp_gather(a.buf, a.idx, where, base))
     if gate is not None:
       alt = self.tile(self.value(u.src[1]), u.dtype) if len(u.src) > 1 else self.tile(Const(0, u.dtype), u.dtype)
       out = VT("gated")
@@ -325,9 +325,10 @@ class Handlers:
         and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
       return "tile", Mem(self.red.ptr, (buf.base + form[1]) // L + self.red.off), None
-    eb, rb = self.ebase(buf), self.rebase_reg(buf)  # the window's element base and chunk register (stream.py)
+    eb, rb = self.ebase(buf, a.idx), self.rebase_reg(buf, a.idx)  # the window's element base and chunk register (stream.py)
+    cb = self.copy_base(buf, a.idx)
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \
-        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]) and self.tile_ok(buf):
+        and form[1] % L == 0 and all(c % L == 0 for c, _ in form[2]) and self.tile_ok(buf, a.idx):
       # element g + const + sum(c * t) -> tile (g0 / L) + const / L + sum(c / L * t)
       if not form[2]:
         return "tile", Mem(self.s_t, (eb + form[1]) // L + self.t_off), None
@@ -358,19 +359,19 @@ class Handlers:
         self.ins("SADD", SR(reg), SR(reg), SR(tmp))
       return "elem", idx, Mem(reg, eb + form[1])
     idx = self.tile(self.value(a.idx), dtypes.int32)
-    if rb or eb != buf.base:  # a chunk's window: the index rebased in the tile, so gated-off lanes still address the window
+    if rb or eb != cb:  # a chunk's window: the index rebased in the tile, so gated-off lanes still address the window
       sp, moved = VT("rebase"), VT("addr")
       self.ins("VSPLAT", sp, SR(rb))
       self.ins("VADD", moved, idx, sp)
-      if eb != buf.base:
-        self.ins("VADD", moved, moved, self.tile(Const(eb - buf.base, dtypes.int32), dtypes.int32))
+      if eb != cb:
+        self.ins("VADD", moved, moved, self.tile(Const(eb - cb, dtypes.int32), dtypes.int32))
       idx = moved
     if mask is not None:
       # lanes whose gate is off read element 0 of the buffer instead of an invalid address
       safe = VT("addr")
       self.ins("VSEL", safe, mask, idx, self.tile(Const(0, dtypes.int32), dtypes.int32))
       idx = safe
-    return "elem", idx, Mem(0, buf.base)
+    return "elem", idx, Mem(0, cb)
 
   def rebased(self, reg: int, off: int, rb: int) -> Mem:
     """[reg + off] plus a window's chunk register rb (0: none)."""

@@ -201,6 +201,7 @@ class Stream:
       self.chunk_tables = {t + j: row for j, row in enumerate(chunk_table(plan, nc, self.L))}
       t += nc
     self.windows = plan
+    self.by_index = {(w.slot, w.index): w for w in plan.values() if w.index is not None}
     for b in self.bufs.values():
       b.base = plan[b.slot].base * self.L
     self.const_base = t * self.L
@@ -208,23 +209,34 @@ class Stream:
     self.step_regs: dict[int, int] = {}  # window step -> scalar register: copy offset minus step * chunk, in elements
 
   # --- addressing -------------------------------------------------------------------------------
-  def ebase(self, buf) -> int:
+  def window(self, buf, idx=None):
+    """The window an access of buf at index idx goes through (None: not chunked)."""
+    if not getattr(self, "chunked", False):
+      return None
+    return self.by_index.get((buf.slot, idx)) or self.windows.get(buf.slot)
+
+  def copy_base(self, buf, idx=None) -> int:
+    """The VMEM element of the window's copy 0 (the buffer's base, or a second window's)."""
+    w = self.window(buf, idx)
+    return buf.base if w is None or w.index is None else w.base * self.L
+
+  def ebase(self, buf, idx=None) -> int:
     """The element base an access adds its index to (the window's lo folded in); a streamed window's
     register (rebase) adds the chunk's part."""
-    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
-    return buf.base if w is None else buf.base - w.lo * self.L
+    w = self.window(buf, idx)
+    return buf.base if w is None else self.copy_base(buf, idx) - w.lo * self.L
 
-  def rebase_reg(self, buf) -> int:
-    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+  def rebase_reg(self, buf, idx=None) -> int:
+    w = self.window(buf, idx)
     if w is not None and w.starts is not None:
-      return self.table_regs[w.slot]
+      return self.table_regs[w.lane]
     return self.step_regs[w.step] if w is not None and w.step else 0
 
-  def tile_ok(self, buf) -> bool:
+  def tile_ok(self, buf, idx=None) -> bool:
     """Tile loads/stores at the lane tile: a chunked kernel's lane tile counts within the chunk's copy."""
     if not getattr(self, "chunked", False):
       return True
-    w = self.windows[buf.slot]
+    w = self.window(buf, idx)
     one = self.nc == 1 and not w.step and w.lo == 0  # one chunk (a streamed GEMM's): the window is the buffer
     return (w.step == self.C or one) and (self.G % (self.C * self.L) == 0 or not self.data_addr)
 
@@ -298,7 +310,7 @@ class Stream:
         r = self.step_regs[w.step] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
       if w.starts is not None:  # chunk 0's start is the window's lo: no rebase
-        r = self.table_regs[w.slot] = self.sreg("window rebase", temp=False)
+        r = self.table_regs[w.lane] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
     self.s_set = self.sreg("window copy", temp=False) if self.sets == 2 else 0
     if self.s_set:
@@ -313,7 +325,7 @@ class Stream:
   def chunk_offset(self, w: Window, nxt: bool) -> int:
     """A temporary holding step * (chunk index [+ 1]) in tiles, from the rebase register."""
     if w.starts is not None:
-      return self.table_start(w, nxt)
+      return self.table_start(w.lane, nxt)
     r, t = self.step_regs[w.step], self.sreg("chunk offset")
     k = self.sreg("shift")
     self.ins("LI", SR(k), self.shift)
@@ -363,8 +375,8 @@ class Stream:
       self.ins("SADDI", SR(self.s_set), SR(new), 0)
     for step, r in self.step_regs.items():
       self.ins("SADDI", SR(r), SR(r), -step * L)
-    for slot, r in self.table_regs.items():  # (copy offset - next chunk's start) in elements
-      t = self.table_start(self.windows[slot], True)
+    for lane, r in self.table_regs.items():  # (copy offset - next chunk's start) in elements
+      t = self.table_start(lane, True)
       self.ins("SSUB", SR(t), SR(self.s_set), SR(t))
       k = self.sreg("shift")
       self.ins("LI", SR(k), self.shift)
@@ -372,19 +384,19 @@ class Stream:
     self.ins("SADDI", SR(self.s_left), SR(self.s_left), -1)
     self.free_temps()
 
-  def table_start(self, w: Window, nxt: bool) -> int:
+  def table_start(self, lane: int, nxt: bool) -> int:
     """A temporary holding a table window's start for this chunk (or the next), in tiles from chunk
-    0's: lane `w.lane` (+ 1) of the chunk's table tile, the tile counted by the chunks left."""
+    0's: its lane (+ 1) of the chunk's table tile, the tile counted by the chunks left."""
     tv, t = VT("chunk table"), self.sreg("chunk start")
     self.ins("VLD", tv, Mem(self.s_left, self.table_base))
-    lane = w.lane + nxt
+    lane += nxt
     self.ins("VEXTRACT", SR(t), tv, lane // self.cfg.N, lane % self.cfg.N)
     return t
 
-  def clamp_gather(self, buf, where, base: Mem):
+  def clamp_gather(self, buf, idx, where, base: Mem):
     """A gather from a window planned for the lanes whose value matters (windows.py): the other
     lanes' addresses, which may lie outside it, clamped into VMEM (what they read is never used)."""
-    w = self.windows.get(buf.slot) if getattr(self, "chunked", False) else None
+    w = self.window(buf, idx)
     if w is None or not w.clamp:
       return where, base
     L, V = self.L, self.cfg.VMEM_TILES

@@ -24,6 +24,7 @@ The windows that result:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
 
 import numpy as np
@@ -48,6 +49,7 @@ class Window:
   starts: tuple | None = None  # a table window: every chunk's buffer tile
   lane: int = 0          # a table window's first lane in the chunk table tiles
   clamp: bool = False    # planned for the lanes whose value matters only: gathers clamp their addresses
+  index: UOp | None = None  # a second (third, ...) window of a buffer (key (slot, j)): the index expression it serves
 
   @property
   def streamed(self) -> bool:
@@ -147,58 +149,124 @@ def read_masks(low, rv: dict, n: int) -> dict:
     accs = users.get(i, [])
     if i.op is not Ops.INDEX or not accs or any(v.op is not Ops.LOAD or v.src[0] is not i for v in accs):
       continue
-    m, narrowed = False, False
+    gates = {v.src[2] if len(v.src) > 2 else i.src[2] if len(i.src) > 2 else None for v in accs}
+    m = False
     for v in accs:
-      g = v.src[2] if len(v.src) > 2 else i.src[2] if len(i.src) > 2 else None
-      gm = True if g is None else cond(g)
-      gm = True if gm is None else gm
-      narrowed |= dem[v] is not True
-      m = m | (gm & dem[v])
-    if m is not True:
-      out[i] = (np.broadcast_to(np.asarray(m, dtype=bool), (n,)), narrowed)
+      m = m | dem[v]
+    out[i] = (m if m is True else np.broadcast_to(np.asarray(m, dtype=bool), (n,)), m is not True,
+              gates.pop() if len(gates) == 1 else None)
+  return out
+
+
+COMBOS = 256  # reduce-range values an index is evaluated at (per lane) when it is not affine
+
+
+def _reduce_ranges(low, rv: dict, us: list) -> list | None:
+  """The reduce ranges the UOps depend on (constant bounds), or None when one has none."""
+  seen, todo, out = set(), list(us), []
+  while todo:
+    x = todo.pop()
+    if x in seen:
+      continue
+    seen.add(x)
+    if x.op is Ops.RANGE and x not in rv and not isinstance(low.vals.get(x), Const):
+      if not isinstance(x.vmin, int) or not isinstance(x.vmax, int):
+        return None
+      out.append(x)
+    else:
+      todo += x.src
+  return out
+
+
+def _affine_lanes(f, rv: dict, n: int):
+  """An affine form's lane part per lane and its uniform terms' bounds: (lane, umin, umax)."""
+  lane = np.zeros(n, dtype=np.int64)
+  for k, c in f[0].items():
+    lane += c * rv[k]
+  umin = umax = f[1]
+  for c, t in f[2]:
+    umin, umax = umin + min(c * t.vmin, c * t.vmax), umax + max(c * t.vmin, c * t.vmax)
+  return lane, umin, umax
+
+
+def _by_reduce_values(low, rv: dict, idx: UOp, gate: UOp | None):
+  """[(index per lane, gate per lane or None)] at every value of the reduce ranges idx and gate
+  depend on (at most COMBOS of them), or None when the index cannot be evaluated."""
+  rs = _reduce_ranges(low, rv, [idx] + ([gate] if gate is not None else []))
+  if rs is None:
+    return None
+  vals = [range(r.vmin, r.vmax + 1) for r in rs]
+  if np.prod([len(v) for v in vals], dtype=np.int64) > COMBOS:
+    return None
+  out = []
+  for combo in itertools.product(*vals):
+    env, memo = {**rv, **dict(zip(rs, combo))}, {}
+    if (lane := lane_values(low, idx, env, memo)) is None:
+      return None
+    out.append((lane, None if gate is None else lane_values(low, gate, env, memo)))
   return out
 
 
 def _box(low, e: dict, rv: dict, nc: int, C: int, masks: dict | None):
   """Per chunk: (lowest element, highest element, whether any lane reads it), or None when an
-  index's bounds are unknown. masks (read_masks): only the lanes whose read matters count, and
-  non-affine indices are evaluated per lane."""
+  index's bounds are unknown. masks (read_masks): only the lanes whose read matters count (its
+  gate and the WHERE selections), and an index that is not affine is evaluated per lane at every
+  value of the reduce ranges it depends on."""
   L = low.L
   n = nc * C * L
-  los = his = act = None
-  memo: dict = {}
+  lo = np.full(nc, BIG, dtype=np.int64)
+  hi = np.full(nc, -BIG, dtype=np.int64)
+  act = np.zeros(nc, dtype=bool)
+
+  def take(lane, umin, umax, mask):
+    lane = np.broadcast_to(np.asarray(lane, dtype=np.int64), (n,)).reshape(nc, C * L)
+    if mask is True:
+      lo_e, hi_e, a = lane.min(axis=1), lane.max(axis=1), np.ones(nc, dtype=bool)
+    else:
+      mask = np.broadcast_to(np.asarray(mask, dtype=bool), (n,)).reshape(nc, C * L)
+      lo_e, hi_e, a = np.where(mask, lane, BIG).min(axis=1), np.where(mask, lane, -BIG).max(axis=1), mask.any(axis=1)
+    np.minimum(lo, np.where(a, lo_e + umin, BIG), out=lo)
+    np.maximum(hi, np.where(a, hi_e + umax, -BIG), out=hi)
+    act[:] |= a
+
   for i in e["idx"]:
     if i is None or len(i.src) < 2:
       return None
+    dem, _, gate = masks.get(i, (True, False, None)) if masks is not None else (True, False, None)
     f = low.lin(i.src[1])
-    umin = umax = 0
-    if f is not None and all(k in rv for k in f[0]):
-      lane = np.zeros(n, dtype=np.int64)
-      for k, c in f[0].items():
-        lane += c * rv[k]
-      umin = umax = f[1]
-      for c, t in f[2]:
-        if not isinstance(t.vmin, int) or not isinstance(t.vmax, int):
-          return None
-        umin, umax = umin + min(c * t.vmin, c * t.vmax), umax + max(c * t.vmin, c * t.vmax)
-    elif masks is not None and (v := lane_values(low, i.src[1], rv, memo)) is not None:
-      lane = np.broadcast_to(np.asarray(v, dtype=np.int64), (n,))
+    affine = f is not None and all(k in rv for k in f[0]) and all(isinstance(t.vmin, int) and isinstance(t.vmax, int) for _, t in f[2])
+    gm = True if gate is None else lane_values(low, gate, rv, {})
+    if affine and gm is not None:
+      take(*_affine_lanes(f, rv, n), dem if gm is True else dem & np.broadcast_to(np.asarray(gm, dtype=bool), (n,)))
+    elif masks is not None and (parts := _by_reduce_values(low, rv, i.src[1], gate)) is not None:
+      for lane, g in parts:
+        take(lane, 0, 0, dem if g is None or g is True else dem & np.broadcast_to(np.asarray(g, dtype=bool), (n,)))
+    elif affine:  # the gate depends on more than the reduce values reach: every lane counts
+      take(*_affine_lanes(f, rv, n), dem)
     else:
       return None
-    mask = masks[i][0].reshape(nc, C * L) if masks and i in masks else None
-    lane = lane.reshape(nc, C * L)
-    if mask is None:
-      lo_e, hi_e, a = lane.min(axis=1) + umin, lane.max(axis=1) + umax, np.ones(nc, dtype=bool)
-    else:
-      lo_e = np.where(mask, lane, BIG).min(axis=1) + umin
-      hi_e = np.where(mask, lane, -BIG).max(axis=1) + umax
-      a = mask.any(axis=1)
-    los = lo_e if los is None else np.minimum(los, lo_e)
-    his = hi_e if his is None else np.maximum(his, hi_e)
-    act = a if act is None else act | a
-  if los is None:
+  if not e["idx"]:
     return None
-  return los, his, act
+  return lo, hi, act
+
+
+def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
+  """A table window over the reads through idx: (every chunk's start tile, tiles, clamp), or None
+  when their bounds are unknown or the window would be the whole buffer."""
+  L = low.L
+  box = _box(low, {"idx": idx}, rv, nc, C, masks)
+  if box is None or not box[2].any():
+    return None
+  act = box[2]
+  lo_t, hi_t = box[0][act] // L, box[1][act] // L + 1
+  W = int((hi_t - lo_t).max())
+  s = np.minimum(lo_t, max(size_t - W, 0))  # inside the buffer where it can be: no guard needed
+  W = int((hi_t - s).max())
+  if W >= size_t:
+    return None
+  starts = np.zeros(nc, dtype=np.int64)  # a chunk that reads nothing of it: a window at the buffer's start
+  starts[act] = s
+  return starts, W, any(masks[i][1] for i in idx if i in masks)  # narrowed by a WHERE (a gate sends its lanes to element 0)
 
 
 def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
@@ -229,22 +297,28 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       continue
     if masks is None:
       masks = read_masks(low, rv, nc * C * L)
-    box = _box(low, e, rv, nc, C, masks)
-    if box is None or not box[2].any():
+    t = _table(low, e["idx"], rv, nc, C, masks, size_t)
+    groups = [t] if t is not None else None
+    by: dict = {}
+    for i in e["idx"]:
+      by.setdefault(i.src[1] if i is not None and len(i.src) > 1 else None, []).append(i)
+    if len(by) > 1 and None not in by:
+      # far apart parts of one buffer (views of it: tinygrad's cat of a split buffer): a window per index
+      parts = [_table(low, ix, rv, nc, C, masks, size_t) for ix in by.values()]
+      if all(g is not None for g in parts) and sum(g[1] for g in parts) < (size_t if t is None else t[1]):
+        groups = [(*g, k) for g, k in zip(parts, by)]
+    if groups is None or lanes + 2 * len(groups) > L:
       continue
-    act = box[2]
-    lo_t, hi_t = box[0][act] // L, box[1][act] // L + 1
-    W = int((hi_t - lo_t).max())
-    s = np.minimum(lo_t, max(size_t - W, 0))  # inside the buffer where it can be: no guard needed
-    W = int((hi_t - s).max())
-    if W >= size_t:
-      continue
-    starts = np.zeros(nc, dtype=np.int64)  # a chunk that reads nothing of it: a window at the buffer's start
-    starts[act] = s
-    w.tiles, w.lo, w.starts, w.lane = W, int(starts[0]), tuple(int(x) for x in starts), lanes
-    w.over = (max(0, -int(starts.min())), max(0, int(starts.max()) + W - size_t))
-    w.clamp = any(masks[i][1] for i in e["idx"] if i in masks)
-    lanes += 2
+    for j, grp in enumerate(groups):
+      starts, W, clamp = grp[:3]
+      x = w if j == 0 else dataclasses.replace(w, written=False)
+      x.tiles, x.lo, x.starts, x.lane, x.clamp = W, int(starts[0]), tuple(int(v) for v in starts), lanes, clamp
+      x.over = (max(0, -int(starts.min())), max(0, int(starts.max()) + W - size_t))
+      x.index = grp[3] if len(grp) > 3 else None
+      if j:
+        out[(slot, j)] = x
+        w.over = tuple(max(p, q) for p, q in zip(w.over, x.over))  # the device's guard covers every part
+      lanes += 2
   return out
 
 

@@ -192,3 +192,32 @@ def test_pool_rows_that_do_not_fill_tiles_stream_by_table_windows(sources, vmem_
   np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
   src = next(s for s in sources if "r_64_3_14_3_2" in s.splitlines()[0])
   assert _chunked(src) and "VEXTRACT" in src
+
+
+def test_padded_pool_windows_from_every_reduce_value(sources, vmem_1024):
+  """A padded average pool's input index is a CMOD of lanes and reduce ranges under a gate of both
+  (r_64_2_6_5_5, a 1232-tile input): not affine, so the windows evaluate the index and the gate per
+  lane at each of the 25 window positions; the gated-off lanes address element 0 of the copy."""
+  import torch
+  from tinygrad.helpers import Context
+  x = np.random.default_rng(5).standard_normal((32, 2, 11, 28)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(x, device="TINYTPU").avg_pool2d(kernel_size=(5, 5), padding=1).numpy()
+  want = torch.nn.functional.avg_pool2d(torch.from_numpy(x), kernel_size=(5, 5), padding=1).numpy()
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  src = next(s for s in sources if "r_64_2_6_5_5" in s.splitlines()[0])
+  assert _chunked(src) and "VEXTRACT" in src
+
+
+def test_views_far_apart_in_one_buffer_get_a_window_each(sources, vmem_1024):
+  """cat of three views of one 4936-tile buffer: one window would span two thirds of it, so each
+  index of the buffer gets its own table window (and rebase register), merged guard."""
+  from tinygrad.helpers import Context
+  big = np.random.default_rng(6).standard_normal(3 * 26325).astype(np.float32)
+  b = Tensor(big, device="TINYTPU").realize()
+  parts = [b[k * 26325:(k + 1) * 26325].reshape(45, 65, 9) for k in range(3)]
+  with Context(PARALLEL=0):
+    got = parts[0].cat(parts[1], parts[2], dim=1).numpy()
+  np.testing.assert_array_equal(got, np.concatenate([big[k * 26325:(k + 1) * 26325].reshape(45, 65, 9) for k in range(3)], axis=1))
+  src = next(s for s in sources if "E_45_3_585" in s.splitlines()[0])
+  assert _chunked(src) and src.count("VEXTRACT") >= 6  # three windows: this chunk's and the next one's start each
