@@ -320,7 +320,9 @@ class Handlers:
     L = self.L
     if self.rstream is not None and buf.slot == self.rstream.slot:
       return self.rs_address(buf, self.lin(a.idx))
-    form = self.lin(a.idx) if mask is None else None
+    form = self.row_form(buf, a.idx, self.lin(a.idx)) if mask is None else None
+    if form is None and getattr(self.window(buf, a.idx), "rows", 0):
+      raise NotImplementedError(f"TINYTPU kernel {self.name}: buffer {buf.slot}'s row window is read by a gated access")
     if self.red and form is not None and form[0].get(self.red.rng) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)

@@ -27,7 +27,7 @@ from tinygrad.uop.ops import Ops
 from tinytpu import isa
 from tinytpu.backend.records import Const
 from tinytpu.backend.vcode import SR, VT, Label, Mem
-from tinytpu.backend.windows import Window, chunk_table, plan_windows
+from tinytpu.backend.windows import Window, chunk_table, period_step, plan_windows, table_period
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
@@ -160,7 +160,7 @@ class Stream:
         # table windows only when nothing else fits: a kernel that fits keeps its layout
         plan = self._windows(C, nc, forms, uses, g_all, tables=not fits)
         foot = sum(w.tiles * (sets if w.streamed else 1) for w in plan.values())
-        foot += nc if any(w.starts is not None for w in plan.values()) else 0  # the chunk table
+        foot += table_period(plan, nc)  # the chunk table: a tile per chunk of one period
         if foot + 1 + SPILL_RESERVE <= V:
           if sets == 2 and any(w.step and w.read and w.written and w.tiles > abs(w.step) for w in plan.values()):
             continue  # a window read and written that overlaps the next one: chunks in order, single buffered
@@ -195,11 +195,12 @@ class Stream:
     for w in plan.values():
       if not w.streamed:
         w.base, t = t, t + w.tiles
-    self.chunk_tables, self.table_regs = {}, {}
-    if any(w.starts is not None for w in plan.values()):
+    self.chunk_tables, self.table_regs, self.period_regs = {}, {}, {}
+    self.period = table_period(plan, nc)
+    if self.period:
       self.table_base = t
-      self.chunk_tables = {t + j: row for j, row in enumerate(chunk_table(plan, nc, self.L))}
-      t += nc
+      self.chunk_tables = {t + j: row for j, row in enumerate(chunk_table(plan, nc, self.period, self.L))}
+      t += self.period
     self.windows = plan
     self.by_index = {(w.slot, w.index): w for w in plan.values() if w.index is not None}
     for b in self.bufs.values():
@@ -237,6 +238,8 @@ class Stream:
     if not getattr(self, "chunked", False):
       return True
     w = self.window(buf, idx)
+    if w.rows:
+      return False
     one = self.nc == 1 and not w.step and w.lo == 0  # one chunk (a streamed GEMM's): the window is the buffer
     return (w.step == self.C or one) and (self.G % (self.C * self.L) == 0 or not self.data_addr)
 
@@ -278,6 +281,35 @@ class Stream:
       self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
     self.free_temps()
 
+  def window_in(self, w: Window, vreg: int, hreg: int | None = None):
+    """A streamed window's DMA.IN into the copy at vreg (+ its base); a row window is one 2-D copy."""
+    if not w.rows:
+      return self.dma("DMA.IN", vreg, w.base, w.slot, w.lo, w.tiles, hreg=hreg)
+    h, st = self.sreg("HBM address"), self.sreg("DMA stride")
+    self.ins("LI", SR(h), HbmAddr(w.slot, w.lo))
+    if hreg is not None:
+      self.ins("SADD", SR(h), SR(h), SR(hreg))
+    self.ins("LI", SR(st), w.rstride)
+    self.ins("DMA.CFG", SR(st), w.rows, w.row_tiles)
+    self.ins("DMA.IN", Mem(vreg, w.base), Mem(h, 0), w.row_tiles)
+    self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
+    self.free_temps()
+
+  def row_form(self, buf, idx, form):
+    """An access's affine form in a row window's coordinates: the row term's coefficient becomes a
+    row's size in VMEM (row r - r.vmin at (r - r.vmin) * row_tiles * L; windows.py)."""
+    w = self.window(buf, idx)
+    if w is None or not w.rows or form is None:
+      return form
+    L, r, c = self.L, w.rrange, w.rcoef
+    size = w.row_tiles * L
+    shift = c * r.vmin - size * r.vmin
+    if isinstance(v := self.vals.get(r), Const):  # an unrolled step: the term is in the constant
+      return form[0], form[1] + (size - c) * int(v.val) + shift, form[2]
+    if not any(t is r and cc == c for cc, t in form[2]):
+      raise AssertionError(f"TINYTPU kernel {self.name}: a row window's access has no {c} * range term")
+    return form[0], form[1] + shift, [(size if t is r and cc == c else cc, t) for cc, t in form[2]]
+
   def free_temps(self):
     for r in self.temps:
       self.release(r)
@@ -317,10 +349,18 @@ class Stream:
       self.ins("LI", SR(self.s_set), 0)
     self.s_left = self.sreg("chunks left", temp=False)
     self.ins("LI", SR(self.s_left), self.nc - 1)
+    self.s_pc = self.s_left  # the table tile: chunks left in the period
+    if self.period and self.period < self.nc:
+      self.s_pc = self.sreg("chunks left in the period", temp=False)
+      self.ins("LI", SR(self.s_pc), self.period - 1)
+      for w in self.windows.values():
+        if w.starts is not None and period_step(w, self.period, self.nc):
+          r = self.period_regs[w.lane] = self.sreg("period start", temp=False)
+          self.ins("LI", SR(r), 0)
     self.shift = L.bit_length() - 1
     for w in self.windows.values():
       if w.streamed and w.read:
-        self.dma("DMA.IN", 0, w.base, w.slot, w.lo, w.tiles)
+        self.window_in(w, 0)
 
   def chunk_offset(self, w: Window, nxt: bool) -> int:
     """A temporary holding step * (chunk index [+ 1]) in tiles, from the rebase register."""
@@ -348,7 +388,7 @@ class Stream:
           self.ins("SSUB", SR(v), SR(v), SR(self.s_set))
         else:
           self.ins("LI", SR(v), 0)
-        self.dma("DMA.IN", v, w.base, w.slot, w.lo, w.tiles, hreg=t)
+        self.window_in(w, v, t)
     self.code.append(Label(skip))
 
   def chunk_end(self):
@@ -381,6 +421,16 @@ class Stream:
       k = self.sreg("shift")
       self.ins("LI", SR(k), self.shift)
       self.ins("SSHL", SR(r), SR(t), SR(k))
+    if self.s_pc != self.s_left:  # the next period: the table from its first tile, the starts moved on
+      skip = self.label()
+      self.ins("BNE", SR(self.s_pc), SR(0), skip)
+      self.ins("LI", SR(self.s_pc), self.period)
+      for w in self.windows.values():
+        if w.lane in self.period_regs and w.starts is not None:
+          r = self.period_regs[w.lane]
+          self.ins("SADDI", SR(r), SR(r), period_step(w, self.period, self.nc))
+      self.code.append(Label(skip))
+      self.ins("SADDI", SR(self.s_pc), SR(self.s_pc), -1)
     self.ins("SADDI", SR(self.s_left), SR(self.s_left), -1)
     self.free_temps()
 
@@ -388,9 +438,11 @@ class Stream:
     """A temporary holding a table window's start for this chunk (or the next), in tiles from chunk
     0's: its lane (+ 1) of the chunk's table tile, the tile counted by the chunks left."""
     tv, t = VT("chunk table"), self.sreg("chunk start")
-    self.ins("VLD", tv, Mem(self.s_left, self.table_base))
-    lane += nxt
-    self.ins("VEXTRACT", SR(t), tv, lane // self.cfg.N, lane % self.cfg.N)
+    self.ins("VLD", tv, Mem(self.s_pc, self.table_base))
+    k = lane + nxt
+    self.ins("VEXTRACT", SR(t), tv, k // self.cfg.N, k % self.cfg.N)
+    if lane in self.period_regs:
+      self.ins("SADD", SR(t), SR(t), SR(self.period_regs[lane]))
     return t
 
   def clamp_gather(self, buf, idx, where, base: Mem):

@@ -20,6 +20,11 @@ The windows that result:
   source gated to its part of the output; a pool whose output rows do not fill whole tiles): the
   start of every chunk sits in a table tile of its own in VMEM (lanes `lane`, `lane + 1`: this
   chunk's and the next one's, relative to chunk 0), which stream.py reads with VEXTRACT;
+- **row**: a read-only buffer whose indices all step by a multiple of a tile along one reduce range
+  (a matrix-vector product's `W[k * n_out + n]`, a convolution's input channel planes): per chunk
+  one row per value of that range, each row the box of the rest of the index, one 2-D DMA; the
+  access's coefficient of the range becomes the row's size in VMEM (stream.row_form). Its starts
+  are a step or a table like the others;
 - **whole**: the buffer DMA'd in once (nothing smaller covers every chunk)."""
 from __future__ import annotations
 
@@ -50,6 +55,11 @@ class Window:
   lane: int = 0          # a table window's first lane in the chunk table tiles
   clamp: bool = False    # planned for the lanes whose value matters only: gathers clamp their addresses
   index: UOp | None = None  # a second (third, ...) window of a buffer (key (slot, j)): the index expression it serves
+  rows: int = 0          # a row window: `rows` rows of `row_tiles` tiles, `rstride` HBM tiles apart (one per value of rrange)
+  row_tiles: int = 0
+  rstride: int = 0
+  rrange: UOp | None = None  # the reduce range whose term `rcoef * rrange` the rows stand for
+  rcoef: int = 0
 
   @property
   def streamed(self) -> bool:
@@ -269,6 +279,59 @@ def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
   return starts, W, any(masks[i][1] for i in idx if i in masks)  # narrowed by a WHERE (a gate sends its lanes to element 0)
 
 
+ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T field); its rows one DMA.CFG
+
+
+def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
+  """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
+  stride, the range, its coefficient), or None. Every index must be affine with the same largest
+  term c * r (r a reduce range, c a positive multiple of L), and ungated (a gated read takes the
+  value path, which addresses the buffer, not the rows)."""
+  L = low.L
+  term = None
+  for i in idx:
+    if i is None or len(i.src) != 2 or i not in masks or masks[i][2] is not None:
+      return None  # read through a gate (or not only read)
+    if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
+      return None
+    c, r = max(f[2], key=lambda x: x[0])
+    if r.op is not Ops.RANGE or r in rv or not isinstance(r.vmin, int) or not isinstance(r.vmax, int) or c <= 0 or c % L:
+      return None
+    if term is not None and (term[0] is not r or term[1] != c):
+      return None
+    term = (r, c)
+  if term is None:
+    return None
+  r, c = term
+  rest = []
+  for i in idx:  # the index without the row term: its box per chunk is a row's
+    f = low.lin(i.src[1])
+    k = next(j for j, (cc, t) in enumerate(f[2]) if t is r and cc == c)
+    rest.append((f[0], f[1], f[2][:k] + f[2][k + 1:]))
+  box = _box_forms(low, rest, rv, nc, C)
+  if box is None:
+    return None
+  lo_t, hi_t = box[0] // L, box[1] // L + 1
+  w, R = int((hi_t - lo_t).max()), r.vmax - r.vmin + 1
+  if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
+    return None
+  return lo_t + c // L * r.vmin, R, w, c // L, r, c
+
+
+def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
+  """Per chunk (lowest, highest element) of affine forms over every lane, or None."""
+  n = nc * C * low.L
+  lo, hi = np.full(nc, BIG, dtype=np.int64), np.full(nc, -BIG, dtype=np.int64)
+  for f in forms:
+    if any(not isinstance(t.vmin, int) or not isinstance(t.vmax, int) for _, t in f[2]):
+      return None
+    lane, umin, umax = _affine_lanes(f, rv, n)
+    lane = lane.reshape(nc, -1)
+    np.minimum(lo, lane.min(axis=1) + umin, out=lo)
+    np.maximum(hi, lane.max(axis=1) + umax, out=hi)
+  return lo, hi
+
+
 def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
   """Every buffer's window for chunks of C lane tiles (nc of them). tables: table windows allowed
   (stream.py's chunk loop reads them; the MXU stream's chunks do not)."""
@@ -284,19 +347,26 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       continue
     e = uses[slot]
     box = _box(low, e, rv, nc, C, None) if forms.get(slot) else None
+    stepped = None
     if box is not None:
       lo_t, hi_t = box[0] // L, box[1] // L + 1
       step = int(lo_t[1] - lo_t[0]) if nc > 1 else 0
       W = int((hi_t - lo_t).max())
       if (lo_t == lo_t[0] + step * np.arange(nc)).all() and W < size_t:
-        w.tiles, w.lo, w.step = W, int(lo_t[0]), step
-        ends = [w.lo + c * step for c in (0, nc - 1)]
-        w.over = (max(0, -min(ends)), max(0, max(ends) + W - size_t))
-        continue
-    if not tables or nc < 2 or e["written"] or not e["read"] or lanes + 2 > L:
+        stepped = (W, int(lo_t[0]), step)
+    rw = None
+    eligible = tables and nc >= 2 and not e["written"] and e["read"] and lanes + 2 <= L
+    if eligible:
+      if masks is None:
+        masks = read_masks(low, rv, nc * C * L)
+      rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
+    if stepped is not None and (rw is None or rw[1] * rw[2] >= stepped[0]):
+      w.tiles, w.lo, w.step = stepped
+      ends = [w.lo + c * w.step for c in (0, nc - 1)]
+      w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
       continue
-    if masks is None:
-      masks = read_masks(low, rv, nc * C * L)
+    if not eligible:
+      continue  # no table or row window allowed: whole
     t = _table(low, e["idx"], rv, nc, C, masks, size_t)
     groups = [t] if t is not None else None
     by: dict = {}
@@ -307,6 +377,18 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       parts = [_table(low, ix, rv, nc, C, masks, size_t) for ix in by.values()]
       if all(g is not None for g in parts) and sum(g[1] for g in parts) < (size_t if t is None else t[1]):
         groups = [(*g, k) for g, k in zip(parts, by)]
+    if rw is not None and (groups is None or rw[1] * rw[2] < sum(g[1] for g in groups)):
+      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef = rw
+      w.tiles, w.lo = w.rows * w.row_tiles, int(starts[0])
+      last = int(starts.max()) + (w.rows - 1) * w.rstride + w.row_tiles
+      w.over = (max(0, -int(starts.min())), max(0, last - size_t))
+      step = int(starts[1] - starts[0])
+      if (starts == starts[0] + step * np.arange(nc)).all() and step:
+        w.step = step
+        continue
+      w.starts, w.lane = tuple(int(v) for v in starts), lanes
+      lanes += 2
+      continue
     if groups is None or lanes + 2 * len(groups) > L:
       continue
     for j, grp in enumerate(groups):
@@ -322,15 +404,34 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
   return out
 
 
-def chunk_table(windows: dict[int, Window], nc: int, L: int) -> list[list[int]]:
-  """The table windows' tiles: tile j for chunk nc - 1 - j (the chunk loop counts chunks left),
-  lanes `lane` and `lane + 1` its start and the next chunk's, in tiles from chunk 0's."""
-  rows = [[0] * L for _ in range(nc)]
+def table_period(windows: dict, nc: int) -> int:
+  """The smallest P with every table window's start moving by one fixed amount every P chunks
+  (a GEMM's row window repeats per output row: P = the row's chunks), so the table holds P tiles;
+  nc when none is shorter, 0 without table windows."""
+  ss = [np.asarray(w.starts, dtype=np.int64) for w in windows.values() if w.starts is not None]
+  if not ss:
+    return 0
+  for P in range(1, nc):
+    if all((d == d[0]).all() for st in ss for d in [st[P:] - st[:-P]]):
+      return P
+  return nc
+
+
+def period_step(w: Window, P: int, nc: int) -> int:
+  """Tiles a table window's start moves per period."""
+  return w.starts[P] - w.starts[0] if P < nc else 0
+
+
+def chunk_table(windows: dict[int, Window], nc: int, P: int, L: int) -> list[list[int]]:
+  """The table windows' tiles for one period: tile j for chunk P - 1 - j of it (the chunk loop
+  counts down), lanes `lane` and `lane + 1` its start and the next chunk's, in tiles from the
+  period's first chunk's start minus chunk 0's (the period registers add the rest)."""
+  rows = [[0] * L for _ in range(P)]
   for w in windows.values():
     if w.starts is None:
       continue
-    for c in range(nc):
-      row = rows[nc - 1 - c]
+    for c in range(P):
+      row = rows[P - 1 - c]
       row[w.lane] = w.starts[c] - w.lo
-      row[w.lane + 1] = w.starts[c + 1] - w.lo if c + 1 < nc else 0
+      row[w.lane + 1] = (w.starts[c + 1] - w.lo if c + 1 < P else period_step(w, P, nc)) if c + 1 < nc else 0
   return rows

@@ -221,3 +221,36 @@ def test_views_far_apart_in_one_buffer_get_a_window_each(sources, vmem_1024):
   np.testing.assert_array_equal(got, np.concatenate([big[k * 26325:(k + 1) * 26325].reshape(45, 65, 9) for k in range(3)], axis=1))
   src = next(s for s in sources if "E_45_3_585" in s.splitlines()[0])
   assert _chunked(src) and src.count("VEXTRACT") >= 6  # three windows: this chunk's and the next one's start each
+
+
+@pytest.mark.parametrize("m", [1, 8])
+def test_fp32_matmul_reads_its_weights_by_row_windows(sources, vmem_1024, m):
+  """An fp32 (m, 256) @ (256, 256) on the VPU: a lane tile reads 16 columns of every one of B's 256
+  rows, 4081 tiles by the bounding box; a row window DMAs one tile per row (DMA.CFG rows = 256). At
+  m = 8 the chunks' starts repeat per output row: a table of one period (16 chunks), its wrap a
+  BNE, and A's start moves per period through a register of its own."""
+  from tinygrad.helpers import Context
+  rng = np.random.default_rng(7)
+  a, b = rng.standard_normal((m, 256)).astype(np.float32), rng.standard_normal((256, 256)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (Tensor(a, device="TINYTPU") @ Tensor(b, device="TINYTPU")).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+  src = next(s for s in sources if s.splitlines()[0].split()[2].startswith("r_"))
+  assert _chunked(src) and re.search(r"DMA\.CFG s\d+, 256, 1\b", src)
+  if m > 1:
+    assert "BNE" in src and "VEXTRACT" in src
+
+
+def test_fp32_conv_reads_its_input_by_channel_rows(sources, vmem_1024):
+  """A 5x5 fp32 convolution of a 32x24x24 input (1152 tiles, tinygrad's test_tiny MNIST layer) on
+  the VPU: each output tile reads every input channel; the row window holds one row per input
+  channel (the band of its plane the tile's window covers). 400 outputs per channel: no tile
+  straddles two channels (one that does would read two bands of every plane, 36 tiles a row)."""
+  import torch
+  from tinygrad.helpers import Context
+  rng = np.random.default_rng(8)
+  x, w = rng.standard_normal((1, 32, 24, 24)).astype(np.float32), rng.standard_normal((16, 32, 5, 5)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(x, device="TINYTPU").conv2d(Tensor(w, device="TINYTPU")).numpy()
+  np.testing.assert_allclose(got, torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)).numpy(), rtol=1e-4, atol=1e-4)
+  assert any(_chunked(s) and re.search(r"DMA\.CFG s\d+, 32, \d+", s) for s in sources)
