@@ -41,6 +41,7 @@ from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
 from tinytpu.backend.spill import reallocate
 from tinytpu.backend.rstream import ReduceStream
+from tinytpu.backend.rblock import ReduceBlocks
 from tinytpu.backend.stream import Stream
 from tinytpu.backend.mxu_stream import MxuStream
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
@@ -140,7 +141,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill
@@ -157,6 +158,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     self.temps: list[int] = []
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
     self.rstream = None  # rstream.py: the buffer streamed by reduce blocks
+    self.rblocks = None  # rblock.py: a full reduction's buffers streamed by blocks
     self.mstream = None  # mxu_stream.py: the dot product whose operands stream from HBM
     self.requant, self.guards = False, []  # epilogue.py: PEPI.BRQ drains allowed (behind launch guards)
 
@@ -433,10 +435,10 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     position after its END."""
     rng = self.uops[j]
     e, R, accs = self.lane_reduces[rng]
-    L, c = self.L, lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)
-    steps = -(-R // L)
-    looped = steps > UNROLL_FULL
-    if looped:
+    steps = -(-R // self.L)
+    if self.rblocks is not None and self.rblocks.rng is rng:  # rblock.py: by blocks through VMEM
+      self.lower_reduce_blocks(steps, lambda pt, pe, last: self._reduce_step(j, dies, pt, 0, pe, last and R % self.L != 0))
+    elif steps > UNROLL_FULL:
       pt, pe = self.sreg("reduce tile", temp=False), self.sreg("reduce element", temp=False)
       self.ins("LI", SR(pt), 0)
       self.ins("LI", SR(pe), 0)
@@ -448,37 +450,46 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
         self.release(n)
       else:
         self.ins("LOOPI", steps, end)
-    for step in range(1 if looped else steps):
-      r = self.iota
-      if looped:
-        r = VT("r")
-        self.ins("VSPLAT", r, SR(pe))
-        self.ins("VADD", r, r, self.iota)
-      elif step:
-        r = VT("r")
-        self.ins("VADD", r, self.iota, c(step * L))
-      mask = None
-      if R % L and (looped or step == steps - 1):
-        mask, rc = VT("rmask"), VT("r")
-        self.ins("VCMPLT", mask, r, c(R))
-        self.ins("VMIN", rc, r, c(R - 1))
-        r = rc
-      self.vals[rng] = r
-      self.red = LaneReduce(rng, pt if looped else 0, 0 if looped else step, mask)
-      for k in range(j + 1, e):
-        self.lower_at(k, dies)
-    self.red = None
-    if looped:
+      self._reduce_step(j, dies, pt, 0, pe, R % self.L != 0)
       self.ins("SADDI", SR(pt), SR(pt), 1)
-      self.ins("SADDI", SR(pe), SR(pe), L)
+      self.ins("SADDI", SR(pe), SR(pe), self.L)
       self.code.append(Label(end))
       self.release(pt)
       self.release(pe)
+    else:
+      for step in range(steps):
+        self._reduce_step(j, dies, 0, step, None, R % self.L != 0 and step == steps - 1)
+    self.red = None
     for (buf, i), mn in accs.items():
       acc = self.value(buf)[i]
       self.ins(mn, acc, acc)
     self.lower_at(e, dies)
     return e + 1
+
+  def _reduce_step(self, j: int, dies: dict, pt: int, step: int, pe: int | None, masked: bool):
+    """One step of the lane reduce at j: its L elements r (pe + lane, or step * L + lane unrolled),
+    the body lowered with tile loads at [pt + step]."""
+    rng = self.uops[j]
+    e, R, _ = self.lane_reduces[rng]
+    c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)  # noqa: E731
+    r = self.iota
+    if pe is not None:
+      r = VT("r")
+      self.ins("VSPLAT", r, SR(pe))
+      self.ins("VADD", r, r, self.iota)
+    elif step:
+      r = VT("r")
+      self.ins("VADD", r, self.iota, c(step * self.L))
+    mask = None
+    if masked:
+      mask, rc = VT("rmask"), VT("r")
+      self.ins("VCMPLT", mask, r, c(R))
+      self.ins("VMIN", rc, r, c(R - 1))
+      r = rc
+    self.vals[rng] = r
+    self.red = LaneReduce(rng, pt, step, mask)
+    for k in range(j + 1, e):
+      self.lower_at(k, dies)
 
   def lower_symbolic_extents(self):
     """G, the strides and the lane-loop count in scalar registers (kept for the whole kernel)."""

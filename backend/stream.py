@@ -140,6 +140,8 @@ class Stream:
       return  # resident: whole buffers in front of and after the program
     big = max(self.bufs.values(), key=lambda b: b.size)
     what = f"TINYTPU kernel {self.name}: its buffers need {self.spill_base} VMEM tiles (buffer {big.slot}: {big.dtype}, {big.size} elements), VMEM has {V}"
+    if self.lane_reduces and self.plan_reduce_blocks(uses, forms):  # rblock.py: a full reduction by blocks
+      return
     if self.symbolic or self.prefix or self.lane_reduces or self.G < 2:
       why = "a symbolic shape" if self.symbolic else "several output nests" if self.prefix else "a reduction to one element"
       raise NotImplementedError(f"{what}; streaming a kernel with {why} through VMEM is not built (missing: chunking reduce loops)")

@@ -254,3 +254,22 @@ def test_fp32_conv_reads_its_input_by_channel_rows(sources, vmem_1024):
     got = Tensor(x, device="TINYTPU").conv2d(Tensor(w, device="TINYTPU")).numpy()
   np.testing.assert_allclose(got, torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)).numpy(), rtol=1e-4, atol=1e-4)
   assert any(_chunked(s) and re.search(r"DMA\.CFG s\d+, 32, \d+", s) for s in sources)
+
+
+@pytest.mark.parametrize("n", [16384, 30000 + 7])
+def test_full_reduction_larger_than_vmem_streams_by_blocks(sources, vmem_1024, n):
+  """A sum and a max of n elements to one value (test_ops' test_sum_full, r_16384: 1024 tiles and
+  more than VMEM holds with the constant tile) read by blocks of 128 tiles through two copies, the
+  extent's tail masked in the last block (rblock.py); the retired-instruction estimate still holds."""
+  from tinygrad.helpers import Context
+  from tinytpu.backend import runner
+  a = np.random.default_rng(9).standard_normal(n).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(a, device="TINYTPU").sum().numpy()
+    runner.reset_stats()
+    m = Tensor((a * 100).astype(np.int32), device="TINYTPU").max().numpy()
+  np.testing.assert_allclose(float(got), float(a.astype(np.float64).sum()), rtol=1e-4, atol=1e-3)
+  assert int(m) == int((a * 100).astype(np.int32).max())
+  src = [s for s in sources if s.splitlines()[0].split()[2] == f"r_{n}"][-1]  # the max's
+  assert re.search(r"BEQ s\d+, s0, \S+_last", src) and "DMA.IN" in src.split("LOOP ")[1]
+  assert int(re.search(r"executed=(\d+)", src).group(1)) == runner.STATS["instructions"]
