@@ -208,6 +208,30 @@ def test_streamed_conv_input_larger_than_vmem_reads_band_windows(co, pad, vmem_1
   assert streamed and {(s[0], s[3] > 1, s[4], s[7]) for s in streamed} == {("band", True, True, pad > 0)}, streamed
 
 
+def test_band_windows_stay_inside_their_buffer(vmem_1024, streamed, monkeypatch):  # noqa: F811
+  """Every K block's band window, for every row group, ends inside the input buffer: the last
+  blocks' starts are moved back (DMAs past the buffer would read the guard or, at the top of HBM,
+  trap). The 32x20x20 input's last blocks would end past it by the bounding box alone."""
+  from tinytpu.backend import mxu_plan
+  seen = []
+  band = mxu_plan.MxuPlan._band
+  def spy(self, slot, tiles, tab, kt, step, groups):
+    o = band(self, slot, tiles, tab, kt, step, groups)
+    if o is not None:
+      s = (int(tab.min()) + kt.min(axis=1)) // self.L
+      seen.append((np.asarray(o.starts), o.win, step // self.L, groups, tiles, s))
+    return o
+  monkeypatch.setattr(mxu_plan.MxuPlan, "_band", spy)
+  rng = np.random.default_rng(11)
+  x, w = _i8(rng, 1, 32, 20, 20), _i8(rng, 16, 32, 3, 3)
+  out = Tensor(x, device="TINYTPU").cast("int32").conv2d(Tensor(w, device="TINYTPU").cast("int32"))
+  np.testing.assert_array_equal(out.numpy(), _conv_ref(x, w, 1, 0))
+  assert seen
+  for starts, win, st, groups, tiles, s in seen:
+    assert (starts >= 0).all() and (starts + (groups - 1) * st + win <= tiles).all()
+  assert any((s + (g - 1) * st + win > tiles).any() for _, win, st, g, tiles, s in seen)  # the clamp mattered
+
+
 def test_streamed_conv_int8_range_check(vmem_1024, streamed):  # noqa: F811
   x = np.ones((1, 8, 16, 16), dtype=np.int32)
   x[0, 3, 5, 7] = -129
