@@ -80,30 +80,41 @@ _OPS = {Ops.ADD: operator.add, Ops.SUB: operator.sub, Ops.MUL: operator.mul, Ops
         Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b}
 
 
+_FP_OPS = (Ops.ADD, Ops.SUB, Ops.MUL, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE)  # exact in numpy's float32 as on the VPU
+
+
 def lane_values(low, u: UOp, env: dict, memo: dict):
   """u evaluated over the lanes (env: lane range -> its value per lane), or None when u depends on
-  anything but lane ranges, unrolled reduce steps and constants."""
+  anything but lane ranges, unrolled reduce steps and constants. float32 arithmetic is numpy's
+  IEEE float32, which the VPU's FADD/FSUB/FMUL match bit for bit (tinygrad's nearest-neighbour
+  interpolation indexes by `int(scale * (float(i + 1) - 1))`); int values are int32's while they fit
+  (None when a result leaves int32 or a cast narrows)."""
   if u in memo:
     return memo[u]
+  v = None
   if u in env:
     v = env[u]
   elif u.op is Ops.CONST:
-    v = u.arg if isinstance(u.arg, (int, bool)) else None
+    v = u.arg if isinstance(u.arg, (int, bool)) else np.float32(u.arg) if u.dtype == dtypes.float32 and isinstance(u.arg, float) else \
+      np.float64(u.arg) if isinstance(u.arg, float) and dtypes.is_float(u.dtype) else None  # a weak float: rounded where it is cast
   elif u.op is Ops.RANGE:
     v = int(c.val) if isinstance(c := low.vals.get(u), Const) else None
-  elif u.op is Ops.CAST and (dtypes.is_int(u.dtype) or u.dtype == dtypes.bool):
-    s = lane_values(low, u.src[0], env, memo)
-    v = None if s is None else (np.asarray(s) != 0) if u.dtype == dtypes.bool else s
-  elif (fn := _OPS.get(u.op)) is not None:
+  elif u.op is Ops.CAST and (s := lane_values(low, u.src[0], env, memo)) is not None:
+    a, src = np.asarray(s), u.src[0].dtype
+    if u.dtype == dtypes.bool:
+      v = a != 0
+    elif u.dtype == dtypes.float32 and (dtypes.is_int(src) or src == dtypes.bool or dtypes.is_float(src) and a.dtype == np.float64):
+      v = a.astype(np.float32)
+    elif dtypes.is_int(u.dtype) and u.dtype.itemsize >= 4 and src == dtypes.float32:
+      v = np.trunc(a).astype(np.int64) if np.isfinite(a).all() and (np.abs(a) < 2 ** 31).all() else None
+    elif dtypes.is_int(u.dtype) and (dtypes.is_int(src) or src == dtypes.bool) and (u.dtype.itemsize >= 4 or src == dtypes.bool):
+      v = s
+  elif (fn := _OPS.get(u.op)) is not None and (not dtypes.is_float(u.dtype) or u.dtype == dtypes.float32 and u.op in _FP_OPS):
     vs = [lane_values(low, s, env, memo) for s in u.src]
-    if any(x is None for x in vs):
-      v = None
-    elif u.op in (Ops.CDIV, Ops.CMOD) and np.any(np.asarray(vs[1]) == 0):
-      v = None
-    else:
+    if not any(x is None for x in vs) and not (u.op in (Ops.CDIV, Ops.CMOD) and np.any(np.asarray(vs[1]) == 0)):
       v = fn(*vs)
-  else:
-    v = None
+      if dtypes.is_int(u.dtype) and np.any(np.abs(np.asarray(v, dtype=np.float64)) >= 2 ** 31):
+        v = None
   memo[u] = v
   return v
 

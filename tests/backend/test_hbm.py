@@ -273,3 +273,18 @@ def test_full_reduction_larger_than_vmem_streams_by_blocks(sources, vmem_1024, n
   src = [s for s in sources if s.splitlines()[0].split()[2] == f"r_{n}"][-1]  # the max's
   assert re.search(r"BEQ s\d+, s0, \S+_last", src) and "DMA.IN" in src.split("LOOP ")[1]
   assert int(re.search(r"executed=(\d+)", src).group(1)) == runner.STATS["instructions"]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_interpolation_windows_from_its_float_index(sources, vmem_1024, mode):
+  """tinygrad's nearest-neighbour interpolation reads `x[i * 64 + int(6.4 * (float(j + 1) - 1))]`
+  (E_384_10, a 1536-tile input): an index through float32 arithmetic, evaluated per lane in numpy's
+  float32 (bit-exact with the VPU's) for the windows (test_ops' uint8 test_interpolate_nearest)."""
+  import torch
+  from tinygrad.helpers import Context
+  x = np.random.default_rng(12).random((2, 3, 64, 64)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (10 * Tensor(x, device="TINYTPU")).relu().cast("uint8").interpolate(size=(10, 10), mode=mode).numpy()
+  want = torch.nn.functional.interpolate((10 * torch.from_numpy(x)).relu().type(torch.uint8), size=(10, 10), mode=mode).numpy()
+  np.testing.assert_array_equal(got, want)
+  assert any(_chunked(s) and "E_384_10" in s.splitlines()[0] for s in sources)
