@@ -318,7 +318,7 @@ class Handlers:
     Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
     buf: Buf = a.buf
     L = self.L
-    if self.rstream is not None and buf.slot == self.rstream.slot:
+    if self.rstream is not None and self.rstream.part(buf.slot) is not None:
       return self.rs_address(buf, self.lin(a.idx))
     form = self.row_form(buf, a.idx, self.lin(a.idx)) if mask is None else None
     if form is None and getattr(self.window(buf, a.idx), "rows", 0):

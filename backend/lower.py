@@ -157,7 +157,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     self.valid = None  # lanes below G, when lanes past G do not repeat lane G-1
     self.temps: list[int] = []
     self.ifs: list[UOp] = []  # conditions of the open IF blocks
-    self.rstream = None  # rstream.py: the buffer streamed by reduce blocks
+    self.rstream = None  # rstream.py: the buffers streamed by reduce blocks
     self.rblocks = None  # rblock.py: a full reduction's buffers streamed by blocks
     self.mstream = None  # mxu_stream.py: the dot product whose operands stream from HBM
     self.requant, self.guards = False, []  # epilogue.py: PEPI.BRQ drains allowed (behind launch guards)

@@ -1,14 +1,17 @@
-"""Streaming a reduce loop (a mixin of Lowering): a buffer whose every lane tile reads a long run
-per lane (a row-wise sum of long rows: `x[g * S + r]`, tinygrad's first stage of a large sum) is
-brought in by blocks of the reduce range instead of by chunks of the lane loop.
+"""Streaming a reduce loop (a mixin of Lowering): buffers whose every lane tile reads a long run
+per lane (a row-wise sum of long rows: `x[g * S + r]`, tinygrad's first stage of a large sum; a
+row-wise dot product `x[g * S + r] * y[g * S' + r]`, einsum's `ij...,ij...->ij`) are brought in
+by blocks of the reduce range instead of by chunks of the lane loop.
 
-Per lane tile and per block of Rb steps of the reduce range r, the window is L rows (one per lane:
-HBM tile `(S * g + c) / L`, rows S / L tiles apart) of `c_r * Rb / L` tiles: one DMA.IN with
-DMA.CFG rows = L. Two copies: block k + 1 streams in while block k is reduced. A lane reads its
-row through a per-copy index tile `(g - g_tile) * T * L` and a scalar base `c_r * r + rebase`
+Per lane tile and per block of Rb steps of the reduce range r, a buffer's window is L rows (one
+per lane: HBM tile `(S * g + c) / L`, rows S / L tiles apart) of `c_r * Rb / L` tiles: one DMA.IN
+with DMA.CFG rows = L. Two copies: block k + 1 streams in while block k is reduced. A lane reads
+its row through a per-copy index tile `(g - g_tile) * T * L` and a scalar base `c_r * r + rebase`
 (the rebase register: copy offset minus `c_r * k * Rb`). Lanes past G (clamped to G - 1) read the
-row of G - 1, so tails are exact. The loop variable runs on across blocks (its induction
-registers too): block k's inner loop is steps k * Rb .. (k + 1) * Rb - 1 of the original loop."""
+row of G - 1, so tails are exact. Every streamed buffer of the kernel shares the range and the
+block size (their blocks switch copies together); each has its own row, rebase and copy
+registers. The loop variable runs on across blocks (its induction registers too): block k's
+inner loop is steps k * Rb .. (k + 1) * Rb - 1 of the original loop."""
 from __future__ import annotations
 
 import dataclasses
@@ -24,82 +27,109 @@ from tinytpu.backend.vcode import SR, VT, Label, Mem
 
 
 @dataclasses.dataclass
-class RStream:
+class RPart:
+  """One buffer streamed by reduce blocks."""
   slot: int
-  rng: UOp
   c_r: int        # the reduce range's coefficient in the index
   S: int          # elements between the rows of consecutive g
   off: int        # HBM tile of g = 0's row at r = 0 (within the buffer)
   const: int = 0  # the smallest constant term of the buffer's indices (the others are within c_r of it)
-  Rb: int = 0     # reduce steps per block
   T: int = 0      # tiles per row of a block
   base: int = 0   # VMEM tile of copy 0 (copy 1 follows at base + L * T)
+  regs: tuple = ()  # while the block loop is open: row, rebase and copy registers
+
+
+@dataclasses.dataclass
+class RStream:
+  rng: UOp
+  parts: list[RPart]
+  Rb: int = 0     # reduce steps per block
+
+  def part(self, slot: int) -> RPart | None:
+    return next((p for p in self.parts if p.slot == slot), None)
 
 
 class ReduceStream:
+  def _rs_part(self, slot: int, fs: list, rv: dict, g) -> tuple[UOp, RPart] | None:
+    """The buffer's reduce range and its rows, when every index of it is `lane part + c_r * r + k`
+    with the lane part S * g (rows whole tiles apart) and the constants within one step of r."""
+    L = self.L
+    f0 = fs[0]
+    k0 = min(f[1] for f in fs)
+    same = lambda f: 0 <= f[1] - k0 < max(1, f0[2][0][0] if f0[2] else 1) and len(f[2]) == len(f0[2]) == 1 and f[2][0][0] == f0[2][0][0] and f[2][0][1] is f0[2][0][1] \
+      and len(f[0]) == len(f0[0]) and all(k2 is k and c2 == c for (k, c), (k2, c2) in zip(f0[0].items(), f[0].items()))  # noqa: E731
+    if not all(same(f) for f in fs) or any(k not in rv for k in f0[0]):
+      return None
+    c_r, rng = f0[2][0]
+    if rng.op is not Ops.RANGE or rng in self.lane_ranges or _cint(rng.src[0]) is None or c_r <= 0:
+      return None
+    lane = np.zeros(self.G, dtype=np.int64)
+    for k, c in f0[0].items():
+      lane += c * rv[k]
+    S = int(lane[1] - lane[0]) if self.G > 1 else L
+    base = int(lane[0]) + k0
+    if S <= 0 or S % L or base % L or base < 0 or not (lane == lane[0] + S * g).all():
+      return None
+    return rng, RPart(slot, c_r, S, base // L, k0)
+
   def plan_reduce_stream(self, uses: dict, forms: dict) -> bool:
-    """Stream one read-only buffer by reduce blocks when the rest of the kernel fits whole."""
-    L, V = self.L, self.cfg.VMEM_TILES
+    """Stream the read-only buffers of one reduce range by its blocks when the rest of the kernel
+    fits whole."""
+    L = self.L
     if self.symbolic or self.lane_reduces or self.prefix or self.dots:
       return False
     g = np.arange(self.G, dtype=np.int64)
     rv = {r: (g // s) % e if i else g // s for i, (r, s, e) in enumerate(zip(self.lane_ranges, self.strides, self.extents))}
-    cands = []
+    groups: dict = {}
     for slot, e in uses.items():
-      fs = forms.get(slot)
-      if e["written"] or not fs:
-        continue
-      f0 = fs[0]
-      k0 = min(f[1] for f in fs)
-      same = lambda f: 0 <= f[1] - k0 < max(1, f0[2][0][0] if f0[2] else 1) and len(f[2]) == len(f0[2]) == 1 and f[2][0][0] == f0[2][0][0] and f[2][0][1] is f0[2][0][1] \
-        and len(f[0]) == len(f0[0]) and all(k2 is k and c2 == c for (k, c), (k2, c2) in zip(f0[0].items(), f[0].items()))  # noqa: E731
-      if not all(same(f) for f in fs) or any(k not in rv for k in f0[0]):
-        continue
-      c_r, rng = f0[2][0]
-      if rng.op is not Ops.RANGE or rng in self.lane_ranges or _cint(rng.src[0]) is None or c_r <= 0:
-        continue
-      lane = np.zeros(self.G, dtype=np.int64)
-      for k, c in f0[0].items():
-        lane += c * rv[k]
-      S = int(lane[1] - lane[0]) if self.G > 1 else L
-      base = int(lane[0]) + k0
-      if S <= 0 or S % L or base % L or base < 0 or not (lane == lane[0] + S * g).all():
-        continue
-      cands.append(RStream(slot, rng, c_r, S, base // L, k0))
-    if len(cands) != 1:
-      return False
-    rs = cands[0]
-    R = _cint(rs.rng.src[0])
-    U = self.partial[rs.rng][1] if rs.rng in self.partial else 1
-    if rs.rng in self.unrolled:
-      return False
-    fixed = sum(w.tiles for s, w in self.windows.items() if s != rs.slot)
-    divisors = {d for i in range(1, int(R ** 0.5) + 1) if R % i == 0 for d in (i, R // i)}
-    for Rb in sorted(divisors, reverse=True):
-      T = rs.c_r * Rb // L
-      if Rb % U or (rs.c_r * Rb) % L or not 1 <= T <= 255:
-        continue
-      if fixed + 2 * L * T + 1 + SPILL_RESERVE <= V:
-        rs.Rb, rs.T = Rb, T
+      if not e["written"] and forms.get(slot) and (c := self._rs_part(slot, forms[slot], rv, g)) is not None:
+        groups.setdefault(c[0], []).append(c[1])
+    # the range whose buffers are largest first: the others' buffers stay whole
+    order = sorted(groups.items(), key=lambda kv: -sum(self.windows[p.slot].tiles for p in kv[1]))
+    for rng, parts in order:
+      if (rs := self._rs_blocks(rng, parts)) is not None:
         break
     else:
       return False
     t = 0
     for s, w in self.windows.items():
-      if s != rs.slot:
+      if rs.part(s) is None:
         w.base, t = t, t + w.tiles
-    w = self.windows[rs.slot]
-    size_t = w.tiles
-    rs.base, w.base, w.tiles, w.resident = t, t, 2 * L * rs.T, False
-    t += 2 * L * rs.T
-    last = rs.off + rs.S // L * (-(-self.G // L) * L - 1) + rs.c_r * R // L
-    w.over = (0, max(0, last - size_t))
+    R = _cint(rng.src[0])
+    for p in rs.parts:
+      w = self.windows[p.slot]
+      size_t = w.tiles
+      p.base, w.base, w.tiles, w.resident = t, t, 2 * L * p.T, False
+      t += 2 * L * p.T
+      last = p.off + p.S // L * (-(-self.G // L) * L - 1) + p.c_r * R // L
+      w.over = (0, max(0, last - size_t))
     for b in self.bufs.values():
       b.base = self.windows[b.slot].base * L
     self.const_base = t * L
     self.first_tile = self.spill_base = t + 1
     self.rstream = rs
     return True
+
+  def _rs_blocks(self, rng: UOp, parts: list[RPart]) -> RStream | None:
+    """The largest block of the range (a divisor of its extent, whole tiles per row for every part)
+    whose two copies of every part fit beside the kernel's other buffers."""
+    L, V = self.L, self.cfg.VMEM_TILES
+    R = _cint(rng.src[0])
+    U = self.partial[rng][1] if rng in self.partial else 1
+    if rng in self.unrolled:
+      return None
+    slots = {p.slot for p in parts}
+    fixed = sum(w.tiles for s, w in self.windows.items() if s not in slots)
+    divisors = {d for i in range(1, int(R ** 0.5) + 1) if R % i == 0 for d in (i, R // i)}
+    for Rb in sorted(divisors, reverse=True):
+      Ts = [p.c_r * Rb // L for p in parts]
+      if Rb % U or any((p.c_r * Rb) % L or not 1 <= T <= 255 for p, T in zip(parts, Ts)):
+        continue
+      if fixed + 2 * L * sum(Ts) + 1 + SPILL_RESERVE <= V:
+        for p, T in zip(parts, Ts):
+          p.T = T
+        return RStream(rng, parts, Rb)
+    return None
 
   def rs_range(self, u: UOp) -> bool:
     """The streamed reduce range's RANGE: the block loop around the original loop; False for others."""
@@ -112,35 +142,42 @@ class ReduceStream:
     start = len(self.code)
     self.ins("LI", SR(var), 0)
     step = self.partial[u][1] if u in self.partial else 1
-    h, rb, cp, left = (self.sreg(w, temp=False) for w in ("stream row", "stream rebase", "stream copy", "stream blocks"))
-    self.rs_regs = (h, rb, cp, left)
-    self.ins("LI", SR(h), HbmAddr(rs.slot, rs.off + rs.S * self.t_off))
-    if self.s_g0:
-      k = self.sreg("row stride")
-      self.ins("LI", SR(k), rs.S // L)
-      self.ins("SMUL", SR(k), SR(self.s_g0), SR(k))
-      self.ins("SADD", SR(h), SR(h), SR(k))
-    for r in (rb, cp):
-      self.ins("LI", SR(r), 0)
+    left = self.sreg("stream blocks", temp=False)
     nb = _cint(u.src[0]) // rs.Rb
     self.ins("LI", SR(left), nb - 1)
     c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)  # noqa: E731
-    row, sp = VT("row"), VT("g0")
-    self.ins("VSPLAT", sp, SR(self.s_g0))
-    self.ins("VSUB", row, self.g, sp)
-    if self.t_off:
-      self.ins("VSUB", row, row, c(self.t_off * L))
-    self.ins("VMUL", row, row, c(rs.T * L))
-    self.rs_row = row
-    self.rs_block(0, h, 0)
+    rows: dict = {}  # T -> the lanes' row offsets in a copy
+    for p in rs.parts:
+      h, rb, cp = (self.sreg(w, temp=False) for w in ("stream row", "stream rebase", "stream copy"))
+      self.ins("LI", SR(h), HbmAddr(p.slot, p.off + p.S * self.t_off))
+      if self.s_g0:
+        k = self.sreg("row stride")
+        self.ins("LI", SR(k), p.S // L)
+        self.ins("SMUL", SR(k), SR(self.s_g0), SR(k))
+        self.ins("SADD", SR(h), SR(h), SR(k))
+      for r in (rb, cp):
+        self.ins("LI", SR(r), 0)
+      if p.T not in rows:
+        row, sp = VT(f"row{len(rows)}"), VT("g0")
+        self.ins("VSPLAT", sp, SR(self.s_g0))
+        self.ins("VSUB", row, self.g, sp)
+        if self.t_off:
+          self.ins("VSUB", row, row, c(self.t_off * L))
+        self.ins("VMUL", row, row, c(p.T * L))
+        rows[p.T] = row
+      p.regs = (h, rb, cp, rows[p.T])
+      self.rs_block(p, 0, h, 0)
+    self.rs_left = left
     self.ins("LOOPI" if nb <= LOOPI_MAX else "LOOP", nb if nb <= LOOPI_MAX else SR(self.scalar(Const(nb, dtypes.int32))), outer)
     skip = self.label() + LAST_SKIP
     self.ins("BEQ", SR(left), SR(0), skip)
-    v, hn = self.sreg("other copy"), self.sreg("next row")
-    self.ins("LI", SR(v), L * rs.T)
-    self.ins("SSUB", SR(v), SR(v), SR(cp))
-    self.ins("SADDI", SR(hn), SR(h), rs.T)
-    self.rs_block(v, hn, rs.base)
+    for p in rs.parts:
+      h, _, cp, _ = p.regs
+      v, hn = self.sreg("other copy"), self.sreg("next row")
+      self.ins("LI", SR(v), L * p.T)
+      self.ins("SSUB", SR(v), SR(v), SR(cp))
+      self.ins("SADDI", SR(hn), SR(h), p.T)
+      self.rs_block(p, v, hn, p.base)
     self.code.append(Label(skip))
     n = rs.Rb // step
     if n > LOOPI_MAX:
@@ -154,53 +191,56 @@ class ReduceStream:
     self.vals[u] = SReg(var)
     return True
 
-  def rs_block(self, vreg: int, hreg: int, voff: int | None = None):
-    """One block's L rows into the copy at [vreg + voff]."""
-    rs = self.rstream
+  def rs_block(self, p: RPart, vreg: int, hreg: int, voff: int | None = None):
+    """One block's L rows of a part into the copy at [vreg + voff]."""
     st = self.sreg("row stride")
-    self.ins("LI", SR(st), rs.S // self.L)
-    self.ins("DMA.CFG", SR(st), self.L, rs.T)
-    self.ins("DMA.IN", Mem(vreg, rs.base if voff is None or not vreg else voff), Mem(hreg, 0), rs.T)
+    self.ins("LI", SR(st), p.S // self.L)
+    self.ins("DMA.CFG", SR(st), self.L, p.T)
+    self.ins("DMA.IN", Mem(vreg, p.base if voff is None or not vreg else voff), Mem(hreg, 0), p.T)
     self.ins("DMA.CFG", SR(0), 1, 0)
 
   def rs_end(self):
     """After the inner loop's END: the next block's registers, the block loop's end."""
     rs, L = self.rstream, self.L
-    h, rb, cp, left = self.rs_regs
-    new, d = self.sreg("next copy"), self.sreg("copy delta")
-    self.ins("SADDI", SR(h), SR(h), rs.T)
-    self.ins("LI", SR(new), L * rs.T)
-    self.ins("SSUB", SR(new), SR(new), SR(cp))
-    self.ins("SSUB", SR(d), SR(new), SR(cp))
     k = self.sreg("shift")
     self.ins("LI", SR(k), L.bit_length() - 1)
-    self.ins("SSHL", SR(d), SR(d), SR(k))
-    self.ins("SADD", SR(rb), SR(rb), SR(d))
-    self.ins("SADDI", SR(rb), SR(rb), -rs.c_r * rs.Rb)
-    self.ins("SADDI", SR(cp), SR(new), 0)
-    self.ins("SADDI", SR(left), SR(left), -1)
+    for p in rs.parts:
+      h, rb, cp, _ = p.regs
+      new, d = self.sreg("next copy"), self.sreg("copy delta")
+      self.ins("SADDI", SR(h), SR(h), p.T)
+      self.ins("LI", SR(new), L * p.T)
+      self.ins("SSUB", SR(new), SR(new), SR(cp))
+      self.ins("SSUB", SR(d), SR(new), SR(cp))
+      self.ins("SSHL", SR(d), SR(d), SR(k))
+      self.ins("SADD", SR(rb), SR(rb), SR(d))
+      self.ins("SADDI", SR(rb), SR(rb), -p.c_r * rs.Rb)
+      self.ins("SADDI", SR(cp), SR(new), 0)
+    self.ins("SADDI", SR(self.rs_left), SR(self.rs_left), -1)
     self.code.append(Label(self.rs_outer))
-    for r in self.rs_regs:
-      self.release(r)
-    self.rs_row = None
+    for p in rs.parts:
+      for r in p.regs[:3]:
+        self.release(r)
+      p.regs = ()
+    self.release(self.rs_left)
 
   def rs_address(self, buf, form) -> tuple:
-    """A gather of the streamed buffer: its row index tile, base c_r * r + rebase."""
-    rs = getattr(self, "rstream", None)
-    _, rb, _, _ = self.rs_regs if getattr(self, "rs_row", None) is not None else (0, 0, 0, 0)
+    """A gather of a streamed buffer: its row index tile, base c_r * r + rebase."""
+    rs = self.rstream
+    p = rs.part(buf.slot)
     c_r, r = form[2][0] if form is not None and form[2] else (None, None)
-    if r is not rs.rng or not rb:
+    if r is not rs.rng or not p.regs:
       raise NotImplementedError(f"TINYTPU kernel {self.name}: a streamed reduce buffer read outside its reduce loop")
+    _, rb, _, row = p.regs
     t = self.sreg("streamed address")
-    d = form[1] - rs.const  # within the row: 0 <= d < c_r
+    d = form[1] - p.const  # within the row: 0 <= d < c_r
     if c_r == 1:
       self.ins("SADD", SR(t), SR(self.scalar_expr(r)), SR(rb))
-      return "elem", self.rs_row, Mem(t, buf.base + d)
+      return "elem", row, Mem(t, buf.base + d)
     if (ind := self.induction(c_r, r)) is not None:
       self.ins("SADD", SR(t), SR(ind[0]), SR(rb))
-      return "elem", self.rs_row, Mem(t, buf.base + d + ind[1])
+      return "elem", row, Mem(t, buf.base + d + ind[1])
     k = self.sreg("address term")
     self.ins("LI", SR(k), c_r)
     self.ins("SMUL", SR(t), SR(self.scalar_expr(r)), SR(k))
     self.ins("SADD", SR(t), SR(t), SR(rb))
-    return "elem", self.rs_row, Mem(t, buf.base + d)
+    return "elem", row, Mem(t, buf.base + d)

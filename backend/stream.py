@@ -171,7 +171,7 @@ class Stream:
           worst = max(plan.values(), key=lambda w: w.tiles * (sets if w.streamed else 1))
     if fits:  # no overlapping plan: resident after all
       return
-    if self.plan_reduce_stream(uses, forms):  # rstream.py: one buffer by blocks of a reduce loop
+    if self.plan_reduce_stream(uses, forms):  # rstream.py: buffers by blocks of a reduce loop
       return
     if worst is None:
       raise NotImplementedError(f"{what}; no chunking of its lane loop fits (missing: chunking the kernel's reduce loops)")

@@ -110,6 +110,29 @@ def test_long_rows_stream_by_reduce_blocks_with_tails(vmem_1024):
   np.testing.assert_array_equal(Tensor(f, device="TINYTPU").max(axis=1).numpy(), f.max(axis=1))
 
 
+def test_row_dot_of_two_long_row_buffers_streams_both_by_reduce_blocks(sources, vmem_1024):
+  """A row-wise dot product `(a * b[:, ::2]).sum(1)`: both operands' rows are long (every output
+  tile reads 5008 and 10016 tiles), so both stream by blocks of the one reduce loop, with their own
+  row strides, coefficients (1 and 2: twice the tiles per row) and copies (rstream.py)."""
+  from tinygrad.helpers import Context
+  rng = np.random.default_rng(5)
+  a = rng.integers(-1000, 1000, (37, 5008), dtype=np.int32)
+  b = rng.integers(-1000, 1000, (37, 2 * 5008), dtype=np.int32)
+  with Context(PARALLEL=0):
+    got = (Tensor(a, device="TINYTPU") * Tensor(b, device="TINYTPU")[:, ::2]).sum(axis=1).numpy()
+  np.testing.assert_array_equal(got, (a * b[:, ::2]).sum(axis=1))
+  src = next(s for s in sources if s.splitlines()[0].startswith("# kernel r_37_5008") or "r_37_5008" in s.splitlines()[0])
+  assert len(re.findall(r"DMA\.CFG s\d+, 16, \d+", src)) >= 4, "two parts, each a first and a next block"
+
+
+def test_einsum_of_long_rows_at_1024_tiles(vmem_1024):
+  """tinygrad's test_einsum_ellipsis shape `ij...,ij...->ij` (r_224_13824, two 193536-tile operands)."""
+  rng = np.random.default_rng(6)
+  a, b = (rng.standard_normal((32, 7, 24, 24, 24)).astype(np.float32) for _ in range(2))
+  got = Tensor.einsum("ij...,ij...->ij", Tensor(a, device="TINYTPU"), Tensor(b, device="TINYTPU")).numpy()
+  np.testing.assert_allclose(got, (a.astype(np.float64) * b).sum(axis=(2, 3, 4)), rtol=1e-4, atol=1e-3)
+
+
 def test_unchunkable_reduce_is_refused(vmem_1024):
   """Rows of 5000 elements start mid-tile (5000 % 16 != 0): neither a lane chunk (one output tile
   reads 5000 tiles) nor reduce blocks (rows are not tile aligned) fit, refused by name."""
