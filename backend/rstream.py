@@ -3,12 +3,15 @@ per lane (a row-wise sum of long rows: `x[g * S + r]`, tinygrad's first stage of
 row-wise dot product `x[g * S + r] * y[g * S' + r]`, einsum's `ij...,ij...->ij`) are brought in
 by blocks of the reduce range instead of by chunks of the lane loop.
 
-Per lane tile and per block of Rb steps of the reduce range r, a buffer's window is L rows (one
-per lane: HBM tile `(S * g + c) / L`, rows S / L tiles apart) of `c_r * Rb / L` tiles: one DMA.IN
-with DMA.CFG rows = L. Two copies: block k + 1 streams in while block k is reduced. A lane reads
-its row through a per-copy index tile `(g - g_tile) * T * L` and a scalar base `c_r * r + rebase`
-(the rebase register: copy offset minus `c_r * k * Rb`). Lanes past G (clamped to G - 1) read the
-row of G - 1, so tails are exact. Every streamed buffer of the kernel shares the range and the
+A lane g = t * L + j (lane j of lane tile t) reads the row starting at element `A * t + s * j + B`
+(A, s and B whole tiles; `x[g * S + r]` is A = S * L, s = S; a weight gradient's `x[i * S + r]
+* dy[o * S + r]` has s = S, A = 0 for x and s = 0, A = S for dy, whose row every lane shares).
+Per lane tile and per block of Rb steps of the reduce range r, a buffer's window is its rows (L
+rows s / L tiles apart, or one when s = 0) of `c_r * Rb / L` tiles: one DMA.IN with DMA.CFG rows.
+Two copies: block k + 1 streams in while block k is reduced. A lane reads its row through a
+per-copy index tile `j * T * L` (0 when the row is shared) and a scalar base `c_r * r + rebase`
+(the rebase register: copy offset minus `c_r * k * Rb`). Lanes past G (clamped to G - 1) read
+the row of G - 1: their stores of its value are exact. Every streamed buffer of the kernel shares the range and the
 block size (their blocks switch copies together); each has its own row, rebase and copy
 registers. The loop variable runs on across blocks (its induction registers too): block k's
 inner loop is steps k * Rb .. (k + 1) * Rb - 1 of the original loop."""
@@ -31,12 +34,16 @@ class RPart:
   """One buffer streamed by reduce blocks."""
   slot: int
   c_r: int        # the reduce range's coefficient in the index
-  S: int          # elements between the rows of consecutive g
+  s: int          # elements between the rows of consecutive lanes of a lane tile (0: one shared row)
+  A: int          # elements between the first rows of consecutive lane tiles
   off: int        # HBM tile of g = 0's row at r = 0 (within the buffer)
   const: int = 0  # the smallest constant term of the buffer's indices (the others are within c_r of it)
   T: int = 0      # tiles per row of a block
-  base: int = 0   # VMEM tile of copy 0 (copy 1 follows at base + L * T)
-  regs: tuple = ()  # while the block loop is open: row, rebase and copy registers
+  base: int = 0   # VMEM tile of copy 0 (copy 1 follows at base + rows * T)
+  regs: tuple = ()  # while the block loop is open: row, rebase and copy registers, the row index tile
+
+  def rows(self, L: int) -> int:
+    return L if self.s else 1
 
 
 @dataclasses.dataclass
@@ -52,7 +59,7 @@ class RStream:
 class ReduceStream:
   def _rs_part(self, slot: int, fs: list, rv: dict, g) -> tuple[UOp, RPart] | None:
     """The buffer's reduce range and its rows, when every index of it is `lane part + c_r * r + k`
-    with the lane part S * g (rows whole tiles apart) and the constants within one step of r."""
+    with the lane part `A * t + s * j` (rows whole tiles apart) and the constants within one step of r."""
     L = self.L
     f0 = fs[0]
     k0 = min(f[1] for f in fs)
@@ -66,11 +73,12 @@ class ReduceStream:
     lane = np.zeros(self.G, dtype=np.int64)
     for k, c in f0[0].items():
       lane += c * rv[k]
-    S = int(lane[1] - lane[0]) if self.G > 1 else L
+    sj = int(lane[1] - lane[0]) if self.G > 1 else 0
+    A = int(lane[L] - lane[0]) if self.G > L else 0
     base = int(lane[0]) + k0
-    if S <= 0 or S % L or base % L or base < 0 or not (lane == lane[0] + S * g).all():
+    if sj < 0 or A < 0 or sj % L or A % L or base % L or base < 0 or not (lane == lane[0] + A * (g // L) + sj * (g % L)).all():
       return None
-    return rng, RPart(slot, c_r, S, base // L, k0)
+    return rng, RPart(slot, c_r, sj, A, base // L, k0)
 
   def plan_reduce_stream(self, uses: dict, forms: dict) -> bool:
     """Stream the read-only buffers of one reduce range by its blocks when the rest of the kernel
@@ -99,9 +107,10 @@ class ReduceStream:
     for p in rs.parts:
       w = self.windows[p.slot]
       size_t = w.tiles
-      p.base, w.base, w.tiles, w.resident = t, t, 2 * L * p.T, False
-      t += 2 * L * p.T
-      last = p.off + p.S // L * (-(-self.G // L) * L - 1) + p.c_r * R // L
+      n = p.rows(L) * p.T
+      p.base, w.base, w.tiles, w.resident = t, t, 2 * n, False
+      t += 2 * n
+      last = p.off + p.A // L * (-(-self.G // L) - 1) + p.s // L * (p.rows(L) - 1) + p.c_r * R // L
       w.over = (0, max(0, last - size_t))
     for b in self.bufs.values():
       b.base = self.windows[b.slot].base * L
@@ -125,7 +134,7 @@ class ReduceStream:
       Ts = [p.c_r * Rb // L for p in parts]
       if Rb % U or any((p.c_r * Rb) % L or not 1 <= T <= 255 for p, T in zip(parts, Ts)):
         continue
-      if fixed + 2 * L * sum(Ts) + 1 + SPILL_RESERVE <= V:
+      if fixed + 2 * sum(p.rows(L) * T for p, T in zip(parts, Ts)) + 1 + SPILL_RESERVE <= V:
         for p, T in zip(parts, Ts):
           p.T = T
         return RStream(rng, parts, Rb)
@@ -149,23 +158,27 @@ class ReduceStream:
     rows: dict = {}  # T -> the lanes' row offsets in a copy
     for p in rs.parts:
       h, rb, cp = (self.sreg(w, temp=False) for w in ("stream row", "stream rebase", "stream copy"))
-      self.ins("LI", SR(h), HbmAddr(p.slot, p.off + p.S * self.t_off))
-      if self.s_g0:
-        k = self.sreg("row stride")
-        self.ins("LI", SR(k), p.S // L)
-        self.ins("SMUL", SR(k), SR(self.s_g0), SR(k))
+      self.ins("LI", SR(h), HbmAddr(p.slot, p.off + p.A // L * self.t_off))
+      if self.s_g0 and p.A:  # + A / L tiles per lane tile before this one (s_g0 / L of them)
+        k, q = self.sreg("row stride"), self.sreg("lane tile")
+        self.ins("LI", SR(k), L.bit_length() - 1)
+        self.ins("SSRA", SR(q), SR(self.s_g0), SR(k))
+        self.ins("LI", SR(k), p.A // L)
+        self.ins("SMUL", SR(k), SR(q), SR(k))
         self.ins("SADD", SR(h), SR(h), SR(k))
       for r in (rb, cp):
         self.ins("LI", SR(r), 0)
-      if p.T not in rows:
-        row, sp = VT(f"row{len(rows)}"), VT("g0")
-        self.ins("VSPLAT", sp, SR(self.s_g0))
-        self.ins("VSUB", row, self.g, sp)
-        if self.t_off:
-          self.ins("VSUB", row, row, c(self.t_off * L))
-        self.ins("VMUL", row, row, c(p.T * L))
-        rows[p.T] = row
-      p.regs = (h, rb, cp, rows[p.T])
+      key = p.T if p.s else 0
+      if key not in rows:
+        rows[key] = c(0) if not p.s else VT(f"row{len(rows)}")
+        if p.s:  # lane j's row; lanes past G are clamped to G - 1 (self.g), read its row and store its value
+          sp = VT("g0")
+          self.ins("VSPLAT", sp, SR(self.s_g0))
+          self.ins("VSUB", rows[key], self.g, sp)
+          if self.t_off:
+            self.ins("VSUB", rows[key], rows[key], c(self.t_off * L))
+          self.ins("VMUL", rows[key], rows[key], c(p.T * L))
+      p.regs = (h, rb, cp, rows[key])
       self.rs_block(p, 0, h, 0)
     self.rs_left = left
     self.ins("LOOPI" if nb <= LOOPI_MAX else "LOOP", nb if nb <= LOOPI_MAX else SR(self.scalar(Const(nb, dtypes.int32))), outer)
@@ -174,7 +187,7 @@ class ReduceStream:
     for p in rs.parts:
       h, _, cp, _ = p.regs
       v, hn = self.sreg("other copy"), self.sreg("next row")
-      self.ins("LI", SR(v), L * p.T)
+      self.ins("LI", SR(v), p.rows(L) * p.T)
       self.ins("SSUB", SR(v), SR(v), SR(cp))
       self.ins("SADDI", SR(hn), SR(h), p.T)
       self.rs_block(p, v, hn, p.base)
@@ -193,10 +206,14 @@ class ReduceStream:
 
   def rs_block(self, p: RPart, vreg: int, hreg: int, voff: int | None = None):
     """One block's L rows of a part into the copy at [vreg + voff]."""
+    dst = Mem(vreg, p.base if voff is None or not vreg else voff)
+    if not p.s:  # the lanes' one row
+      self.ins("DMA.IN", dst, Mem(hreg, 0), p.T)
+      return
     st = self.sreg("row stride")
-    self.ins("LI", SR(st), p.S // self.L)
+    self.ins("LI", SR(st), p.s // self.L)
     self.ins("DMA.CFG", SR(st), self.L, p.T)
-    self.ins("DMA.IN", Mem(vreg, p.base if voff is None or not vreg else voff), Mem(hreg, 0), p.T)
+    self.ins("DMA.IN", dst, Mem(hreg, 0), p.T)
     self.ins("DMA.CFG", SR(0), 1, 0)
 
   def rs_end(self):
@@ -208,7 +225,7 @@ class ReduceStream:
       h, rb, cp, _ = p.regs
       new, d = self.sreg("next copy"), self.sreg("copy delta")
       self.ins("SADDI", SR(h), SR(h), p.T)
-      self.ins("LI", SR(new), L * p.T)
+      self.ins("LI", SR(new), p.rows(L) * p.T)
       self.ins("SSUB", SR(new), SR(new), SR(cp))
       self.ins("SSUB", SR(d), SR(new), SR(cp))
       self.ins("SSHL", SR(d), SR(d), SR(k))

@@ -125,6 +125,21 @@ def test_row_dot_of_two_long_row_buffers_streams_both_by_reduce_blocks(sources, 
   assert len(re.findall(r"DMA\.CFG s\d+, 16, \d+", src)) >= 4, "two parts, each a first and a next block"
 
 
+def test_weight_gradient_shape_streams_a_shared_row_and_a_row_per_lane(sources, vmem_1024):
+  """`x @ y.T` over long rows (tinygrad's test_simple_conv2d_1x1_m4 backward, r_16_16_1024): a lane
+  tile is one row of x, shared by its lanes (one DMA row per block), and 16 rows of y, one per lane
+  (rstream.py A / s forms). float32 of small integers: every order of the sums is exact."""
+  from tinygrad.helpers import Context
+  rng = np.random.default_rng(7)
+  x = rng.integers(-8, 9, (21, 4096)).astype(np.float32)  # 21 rows: 21 lane tiles, A = 4096
+  y = rng.integers(-8, 9, (16, 4096)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (Tensor(x, device="TINYTPU") @ Tensor(y, device="TINYTPU").T).numpy()
+  np.testing.assert_array_equal(got, x @ y.T)
+  src = next(s for s in sources if "4096" in s.splitlines()[0])
+  assert re.search(r"DMA\.CFG s\d+, 16, \d+", src) and _chunked(src)
+
+
 def test_einsum_of_long_rows_at_1024_tiles(vmem_1024):
   """tinygrad's test_einsum_ellipsis shape `ij...,ij...->ij` (r_224_13824, two 193536-tile operands)."""
   rng = np.random.default_rng(6)
