@@ -227,12 +227,12 @@ class Stream:
     """The element base an access adds its index to (the window's lo folded in); a streamed window's
     register (rebase) adds the chunk's part."""
     w = self.window(buf, idx)
-    return buf.base if w is None else self.copy_base(buf, idx) - w.lo * self.L
+    return buf.base if w is None else self.copy_base(buf, idx) - (w.vlo if w.vstarts is not None else w.lo) * self.L
 
   def rebase_reg(self, buf, idx=None) -> int:
     w = self.window(buf, idx)
     if w is not None and w.starts is not None:
-      return self.table_regs[w.lane]
+      return self.table_regs[w.lane + (2 if w.vstarts is not None else 0)]
     return self.step_regs[w.step] if w is not None and w.step else 0
 
   def tile_ok(self, buf, idx=None) -> bool:
@@ -305,6 +305,10 @@ class Stream:
       return form
     L, r, c = self.L, w.rrange, w.rcoef
     size = w.row_tiles * L
+    if w.vstarts is not None:  # lane rows: the window's VMEM-coordinate start (rebase) holds the chunk's rows
+      if form[0].get(r) != c:
+        raise AssertionError(f"TINYTPU kernel {self.name}: a lane-row window's access has no {c} * lane range term")
+      return {k: size if k is r else v for k, v in form[0].items()}, form[1], form[2]
     shift = c * r.vmin - size * r.vmin
     if isinstance(v := self.vals.get(r), Const):  # an unrolled step: the term is in the constant
       return form[0], form[1] + (size - c) * int(v.val) + shift, form[2]
@@ -343,8 +347,8 @@ class Stream:
       if w.step and w.step not in self.step_regs:
         r = self.step_regs[w.step] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
-      if w.starts is not None:  # chunk 0's start is the window's lo: no rebase
-        r = self.table_regs[w.lane] = self.sreg("window rebase", temp=False)
+      if w.starts is not None:  # chunk 0's start is the window's lo: no rebase (lane rows: the VMEM-coordinate start's)
+        r = self.table_regs[w.lane + (2 if w.vstarts is not None else 0)] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
     self.s_set = self.sreg("window copy", temp=False) if self.sets == 2 else 0
     if self.s_set:
@@ -356,9 +360,10 @@ class Stream:
       self.s_pc = self.sreg("chunks left in the period", temp=False)
       self.ins("LI", SR(self.s_pc), self.period - 1)
       for w in self.windows.values():
-        if w.starts is not None and period_step(w, self.period, self.nc):
-          r = self.period_regs[w.lane] = self.sreg("period start", temp=False)
-          self.ins("LI", SR(r), 0)
+        for lane, virtual in ((w.lane, False), (w.lane + 2, True))[:w.table_lanes // 2]:
+          if period_step(w, self.period, self.nc, virtual):
+            r = self.period_regs[lane] = self.sreg("period start", temp=False)
+            self.ins("LI", SR(r), 0)
     self.shift = L.bit_length() - 1
     for w in self.windows.values():
       if w.streamed and w.read:
@@ -428,9 +433,9 @@ class Stream:
       self.ins("BNE", SR(self.s_pc), SR(0), skip)
       self.ins("LI", SR(self.s_pc), self.period)
       for w in self.windows.values():
-        if w.lane in self.period_regs and w.starts is not None:
-          r = self.period_regs[w.lane]
-          self.ins("SADDI", SR(r), SR(r), period_step(w, self.period, self.nc))
+        for lane, virtual in ((w.lane, False), (w.lane + 2, True))[:w.table_lanes // 2]:
+          if lane in self.period_regs:
+            self.ins("SADDI", SR(self.period_regs[lane]), SR(self.period_regs[lane]), period_step(w, self.period, self.nc, virtual))
       self.code.append(Label(skip))
       self.ins("SADDI", SR(self.s_pc), SR(self.s_pc), -1)
     self.ins("SADDI", SR(self.s_left), SR(self.s_left), -1)

@@ -25,6 +25,11 @@ The windows that result:
   one row per value of that range, each row the box of the rest of the index, one 2-D DMA; the
   access's coefficient of the range becomes the row's size in VMEM (stream.row_form). Its starts
   are a step or a table like the others;
+- **lane rows**: a read-only buffer read across its rows by the lanes (a transpose's
+  `x[j * S + i]`, j a lane range, S a multiple of a tile): per chunk one row per value of j its
+  lanes take, each the box of the rest of the index, one 2-D DMA. In VMEM the rows are
+  `row_tiles` apart, so the access's coefficient of j becomes the row's size and the window's
+  start in those coordinates (`vstarts`, its own two table lanes) differs from the HBM one;
 - **whole**: the buffer DMA'd in once (nothing smaller covers every chunk)."""
 from __future__ import annotations
 
@@ -58,8 +63,15 @@ class Window:
   rows: int = 0          # a row window: `rows` rows of `row_tiles` tiles, `rstride` HBM tiles apart (one per value of rrange)
   row_tiles: int = 0
   rstride: int = 0
-  rrange: UOp | None = None  # the reduce range whose term `rcoef * rrange` the rows stand for
+  rrange: UOp | None = None  # the reduce (or lane) range whose term `rcoef * rrange` the rows stand for
   rcoef: int = 0
+  vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
+  vlo: int = 0
+
+  @property
+  def table_lanes(self) -> int:
+    """Lanes of the chunk table the window takes."""
+    return 0 if self.starts is None else 4 if self.vstarts is not None else 2
 
   @property
   def streamed(self) -> bool:
@@ -329,6 +341,40 @@ def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   return lo_t + c // L * r.vmin, R, w, c // L, r, c
 
 
+def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
+  """A lane-row window over the reads through idx: (starts, rows, row tiles, HBM row stride, the
+  lane range, its coefficient, VMEM-coordinate starts), or None. Every index must be affine and
+  ungated with the same term c * j, j a lane range and c a positive multiple of L, the largest."""
+  L = low.L
+  term = None
+  for i in idx:
+    if i is None or len(i.src) != 2 or i not in masks or masks[i][2] is not None:
+      return None
+    if (f := low.lin(i.src[1])) is None or any(k not in rv for k in f[0]) or not f[0]:
+      return None
+    j, c = max(f[0].items(), key=lambda x: x[1])
+    if c <= 0 or c % L or any(abs(cc) >= c for cc, _ in f[2]) or (term is not None and term != (j, c)):
+      return None
+    term = (j, c)
+  if term is None:
+    return None
+  j, c = term
+  forms = []
+  for i in idx:
+    f = low.lin(i.src[1])
+    forms.append(({k: v for k, v in f[0].items() if k is not j}, f[1], f[2]))
+  box = _box_forms(low, forms, rv, nc, C)
+  if box is None:
+    return None
+  jv = np.broadcast_to(np.asarray(rv[j], dtype=np.int64), (nc * C * L,)).reshape(nc, C * L)
+  j0, j1 = jv.min(axis=1), jv.max(axis=1)
+  lo_t, hi_t = box[0] // L, box[1] // L + 1
+  w, R = int((hi_t - lo_t).max()), int((j1 - j0).max()) + 1
+  if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
+    return None
+  return lo_t + c // L * j0, R, w, c // L, j, c, lo_t + w * j0
+
+
 def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
   """Per chunk (lowest, highest element) of affine forms over every lane, or None."""
   n = nc * C * low.L
@@ -367,11 +413,14 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
         stepped = (W, int(lo_t[0]), step)
     rw = None
     eligible = tables and nc >= 2 and not e["written"] and e["read"] and lanes + 2 <= L
+    lr = None
     if eligible:
       if masks is None:
         masks = read_masks(low, rv, nc * C * L)
       rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
-    if stepped is not None and (rw is None or rw[1] * rw[2] >= stepped[0]):
+      if rw is None and lanes + 4 <= L:
+        lr = _lane_rows(low, e["idx"], rv, nc, C, size_t, masks)
+    if stepped is not None and (rw is None or rw[1] * rw[2] >= stepped[0]) and (lr is None or lr[1] * lr[2] >= stepped[0]):
       w.tiles, w.lo, w.step = stepped
       ends = [w.lo + c * w.step for c in (0, nc - 1)]
       w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
@@ -388,6 +437,14 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       parts = [_table(low, ix, rv, nc, C, masks, size_t) for ix in by.values()]
       if all(g is not None for g in parts) and sum(g[1] for g in parts) < (size_t if t is None else t[1]):
         groups = [(*g, k) for g, k in zip(parts, by)]
+    if lr is not None and (groups is None or lr[1] * lr[2] < sum(g[1] for g in groups)):
+      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, vst = lr
+      w.tiles, w.lo, w.vlo = w.rows * w.row_tiles, int(starts[0]), int(vst[0])
+      last = int(starts.max()) + (w.rows - 1) * w.rstride + w.row_tiles
+      w.over = (max(0, -int(starts.min())), max(0, last - size_t))
+      w.starts, w.vstarts, w.lane = tuple(int(v) for v in starts), tuple(int(v) for v in vst), lanes
+      lanes += 4
+      continue
     if rw is not None and (groups is None or rw[1] * rw[2] < sum(g[1] for g in groups)):
       starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef = rw
       w.tiles, w.lo = w.rows * w.row_tiles, int(starts[0])
@@ -419,7 +476,7 @@ def table_period(windows: dict, nc: int) -> int:
   """The smallest P with every table window's start moving by one fixed amount every P chunks
   (a GEMM's row window repeats per output row: P = the row's chunks), so the table holds P tiles;
   nc when none is shorter, 0 without table windows."""
-  ss = [np.asarray(w.starts, dtype=np.int64) for w in windows.values() if w.starts is not None]
+  ss = [np.asarray(st, dtype=np.int64) for w in windows.values() for st in (w.starts, w.vstarts) if st is not None]
   if not ss:
     return 0
   for P in range(1, nc):
@@ -428,9 +485,10 @@ def table_period(windows: dict, nc: int) -> int:
   return nc
 
 
-def period_step(w: Window, P: int, nc: int) -> int:
-  """Tiles a table window's start moves per period."""
-  return w.starts[P] - w.starts[0] if P < nc else 0
+def period_step(w: Window, P: int, nc: int, virtual: bool = False) -> int:
+  """Tiles a table window's start (its VMEM-coordinate start: virtual) moves per period."""
+  st = w.vstarts if virtual else w.starts
+  return st[P] - st[0] if P < nc else 0
 
 
 def chunk_table(windows: dict[int, Window], nc: int, P: int, L: int) -> list[list[int]]:
@@ -439,10 +497,12 @@ def chunk_table(windows: dict[int, Window], nc: int, P: int, L: int) -> list[lis
   period's first chunk's start minus chunk 0's (the period registers add the rest)."""
   rows = [[0] * L for _ in range(P)]
   for w in windows.values():
-    if w.starts is None:
-      continue
-    for c in range(P):
-      row = rows[P - 1 - c]
-      row[w.lane] = w.starts[c] - w.lo
-      row[w.lane + 1] = (w.starts[c + 1] - w.lo if c + 1 < P else period_step(w, P, nc)) if c + 1 < nc else 0
+    parts = [(w.lane, w.starts, w.lo, False)] if w.starts is not None else []
+    if w.vstarts is not None:
+      parts.append((w.lane + 2, w.vstarts, w.vlo, True))
+    for lane, st, lo, virtual in parts:
+      for c in range(P):
+        row = rows[P - 1 - c]
+        row[lane] = st[c] - lo
+        row[lane + 1] = (st[c + 1] - lo if c + 1 < P else period_step(w, P, nc, virtual)) if c + 1 < nc else 0
   return rows
