@@ -140,6 +140,21 @@ def test_weight_gradient_shape_streams_a_shared_row_and_a_row_per_lane(sources, 
   assert re.search(r"DMA\.CFG s\d+, 16, \d+", src) and _chunked(src)
 
 
+@pytest.mark.parametrize("shape,perm", [((512, 512), (1, 0)), ((37, 1024), (1, 0)), ((64, 33, 64), (2, 1, 0)), ((256, 8, 96), (1, 2, 0))])
+def test_transposes_read_lane_rows(sources, vmem_1024, shape, perm):
+  """A transpose larger than VMEM: each output tile reads one element of 16 input rows, so the
+  input comes in by lane-row windows (windows.py): a row per value of the lane range the rows
+  follow, one 2-D DMA per chunk, the rows `row_tiles` apart in VMEM."""
+  from tinygrad.helpers import Context
+  a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(a, device="TINYTPU").permute(*perm).contiguous().numpy()
+  np.testing.assert_array_equal(got, a.transpose(perm))
+  src = next(s for s in sources if s.splitlines()[0].split()[2].startswith("E_"))
+  assert re.search(r"DMA\.CFG s\d+, (\d+), \d+", src) and _chunked(src)
+  assert max(int(r) for r in re.findall(r"DMA\.CFG s\d+, (\d+), \d+", src)) >= 16, "a row per output lane of a chunk"
+
+
 def test_einsum_of_long_rows_at_1024_tiles(vmem_1024):
   """tinygrad's test_einsum_ellipsis shape `ij...,ij...->ij` (r_224_13824, two 193536-tile operands)."""
   rng = np.random.default_rng(6)
