@@ -155,6 +155,18 @@ def test_transposes_read_lane_rows(sources, vmem_1024, shape, perm):
   assert max(int(r) for r in re.findall(r"DMA\.CFG s\d+, (\d+), \d+", src)) >= 16, "a row per output lane of a chunk"
 
 
+def test_chunk_table_of_a_lane_row_window_steps_each_start_by_its_own_period_step():
+  """A lane-row window's table lanes: its HBM starts in lanes lane, lane + 1 and its VMEM-coordinate
+  starts in lane + 2, lane + 3, each relative to chunk 0's and, in the period's last chunk, the next
+  chunk's as that start's own step per period (windows.chunk_table; the chunk loop counts down)."""
+  from tinytpu.backend.windows import Window, chunk_table, table_period
+  w = Window(slot=1, tiles=16, starts=(5, 37, 9, 41, 13, 45), lo=5, vstarts=(5, 7, 6, 8, 7, 9), vlo=5, lane=2)
+  assert table_period({1: w}, 6) == 2
+  rows = chunk_table({1: w}, 6, 2, 16)
+  assert rows[1][2:6] == [0, 32, 0, 2]   # chunk 0: its starts and chunk 1's
+  assert rows[0][2:6] == [32, 4, 2, 1]   # chunk 1: the next chunk's as the step per period (HBM 4, VMEM 1)
+
+
 def test_einsum_of_long_rows_at_1024_tiles(vmem_1024):
   """tinygrad's test_einsum_ellipsis shape `ij...,ij...->ij` (r_224_13824, two 193536-tile operands)."""
   rng = np.random.default_rng(6)
