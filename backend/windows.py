@@ -302,6 +302,17 @@ def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
   return starts, W, any(masks[i][1] for i in idx if i in masks)  # narrowed by a WHERE (a gate sends its lanes to element 0)
 
 
+def _plain_read(low, i, masks: dict) -> bool:
+  """An INDEX without a valid that only ungated LOADs read (from read_masks, or from the UOps when
+  the kernel was too large for it)."""
+  if i is None or len(i.src) != 2:
+    return False
+  if i in masks:
+    return masks[i][2] is None
+  users = [u for u in low.uops if any(x is i for x in u.src)]
+  return bool(users) and all(u.op is Ops.LOAD and u.src[0] is i and len(u.src) < 3 for u in users)
+
+
 ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T field); its rows one DMA.CFG
 
 
@@ -313,7 +324,7 @@ def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   L = low.L
   term = None
   for i in idx:
-    if i is None or len(i.src) != 2 or i not in masks or masks[i][2] is not None:
+    if not _plain_read(low, i, masks):
       return None  # read through a gate (or not only read)
     if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
       return None
@@ -348,7 +359,7 @@ def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: di
   L = low.L
   term = None
   for i in idx:
-    if i is None or len(i.src) != 2 or i not in masks or masks[i][2] is not None:
+    if not _plain_read(low, i, masks):
       return None
     if (f := low.lin(i.src[1])) is None or any(k not in rv for k in f[0]) or not f[0]:
       return None

@@ -155,6 +155,19 @@ def test_transposes_read_lane_rows(sources, vmem_1024, shape, perm):
   assert max(int(r) for r in re.findall(r"DMA\.CFG s\d+, (\d+), \d+", src)) >= 16, "a row per output lane of a chunk"
 
 
+def test_lane_rows_of_a_kernel_too_large_for_read_masks(sources, vmem_1024, monkeypatch):
+  """A kernel past read_masks' size limit (einsum's 3M-element gradient transposes, E_13824_224)
+  still gets row windows: an ungated read is recognised from its UOps (windows._plain_read)."""
+  from tinygrad.helpers import Context
+  from tinytpu.backend import windows
+  monkeypatch.setattr(windows, "MASK_LIMIT", 0)
+  a = np.random.default_rng(9).standard_normal((512, 512)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(a, device="TINYTPU").T.contiguous().numpy()
+  np.testing.assert_array_equal(got, a.T)
+  assert any(_chunked(s) and re.search(r"DMA\.CFG s\d+, 256, 1", s) for s in sources)
+
+
 def test_chunk_table_of_a_lane_row_window_steps_each_start_by_its_own_period_step():
   """A lane-row window's table lanes: its HBM starts in lanes lane, lane + 1 and its VMEM-coordinate
   starts in lane + 2, lane + 3, each relative to chunk 0's and, in the period's last chunk, the next
