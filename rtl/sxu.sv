@@ -321,7 +321,8 @@ module sxu
   logic [N*N-1:0][33:0]           eaddr;
   assign ebase = 34'($signed(sb)) + 34'($signed(imm));
   always_comb begin
-    eaddr       = '0;
+    // per lane: one '0 over all N*N 34-bit addresses passes Verilator's replication limit at N = 16
+    for (int l = 0; l < N*N; l++) eaddr[l] = '0;
     eact        = '0;
     eoob        = '0;
     iss_eaddr_o = '0;
