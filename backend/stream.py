@@ -27,7 +27,7 @@ from tinygrad.uop.ops import Ops
 from tinytpu import isa
 from tinytpu.backend.records import Const
 from tinytpu.backend.vcode import SR, VT, Label, Mem
-from tinytpu.backend.windows import Window, chunk_table, period_step, plan_windows, table_period
+from tinytpu.backend.windows import Window, packed_table, period_step, plan_windows, table_period, table_tiles, table_width
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
@@ -162,7 +162,7 @@ class Stream:
         # table windows only when nothing else fits: a kernel that fits keeps its layout
         plan = self._windows(C, nc, forms, uses, g_all, tables=not fits)
         foot = sum(w.tiles * (sets if w.streamed else 1) for w in plan.values())
-        foot += table_period(plan, nc)  # the chunk table: a tile per chunk of one period
+        foot += table_tiles(plan, nc, L)  # the chunk table: one period's chunks, packed
         if foot + 1 + SPILL_RESERVE <= V:
           if sets == 2 and any(w.step and w.read and w.written and w.tiles > abs(w.step) for w in plan.values()):
             continue  # a window read and written that overlaps the next one: chunks in order, single buffered
@@ -201,8 +201,10 @@ class Stream:
     self.period = table_period(plan, nc)
     if self.period:
       self.table_base = t
-      self.chunk_tables = {t + j: row for j, row in enumerate(chunk_table(plan, nc, self.period, self.L))}
-      t += self.period
+      tiles = packed_table(plan, nc, self.period, self.L)
+      self.chunk_tables = {t + j: row for j, row in enumerate(tiles)}
+      self.table_width = table_width(plan)
+      t += len(tiles)
     self.windows = plan
     self.by_index = {(w.slot, w.index): w for w in plan.values() if w.index is not None}
     for b in self.bufs.values():
@@ -292,19 +294,22 @@ class Stream:
     if hreg is not None:
       self.ins("SADD", SR(h), SR(h), SR(hreg))
     self.ins("LI", SR(st), w.rstride)
-    self.ins("DMA.CFG", SR(st), w.rows, w.row_tiles)
-    self.ins("DMA.IN", Mem(vreg, w.base), Mem(h, 0), w.row_tiles)
+    # one 2-D copy per class of rows (windows._row_classes; one class when the stride is whole tiles)
+    for hoff, voff, rows in w.classes or ((0, 0, w.rows),):
+      self.ins("DMA.CFG", SR(st), rows, w.vstride if w.classes else w.row_tiles)
+      self.ins("DMA.IN", Mem(vreg, w.base + voff), Mem(h, hoff), w.row_tiles)
     self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
     self.free_temps()
 
   def row_form(self, buf, idx, form):
     """An access's affine form in a row window's coordinates: the row term's coefficient becomes a
-    row's size in VMEM (row r - r.vmin at (r - r.vmin) * row_tiles * L; windows.py)."""
+    row's size in VMEM (row r - r.vmin at (r - r.vmin) * row_tiles * L), plus the rows' drift
+    against the tiles when c is not a multiple of L (windows._row_span)."""
     w = self.window(buf, idx)
     if w is None or not w.rows or form is None:
       return form
     L, r, c = self.L, w.rrange, w.rcoef
-    size = w.row_tiles * L
+    size = w.row_tiles * L + c % L
     if w.vstarts is not None:  # lane rows: the window's VMEM-coordinate start (rebase) holds the chunk's rows
       if form[0].get(r) != c:
         raise AssertionError(f"TINYTPU kernel {self.name}: a lane-row window's access has no {c} * lane range term")
@@ -443,11 +448,17 @@ class Stream:
 
   def table_start(self, lane: int, nxt: bool) -> int:
     """A temporary holding a table window's start for this chunk (or the next), in tiles from chunk
-    0's: its lane (+ 1) of the chunk's table tile, the tile counted by the chunks left."""
+    0's: element lane (+ 1) of the chunk's entry in the packed table (windows.packed_table), the
+    entry counted by the chunks left in the period, gathered into every lane of a tile."""
     tv, t = VT("chunk table"), self.sreg("chunk start")
-    self.ins("VLD", tv, Mem(self.s_pc, self.table_base))
-    k = lane + nxt
-    self.ins("VEXTRACT", SR(t), tv, k // self.cfg.N, k % self.cfg.N)
+    e = self.s_pc
+    if self.table_width > 1:
+      e, k = self.sreg("table entry"), self.sreg("table width")
+      self.ins("LI", SR(k), self.table_width)
+      self.ins("SMUL", SR(e), SR(self.s_pc), SR(k))
+    self.ins("VZERO", tv)
+    self.ins("VGATHER", tv, tv, Mem(e, self.table_base * self.L + lane + nxt))
+    self.ins("VEXTRACT", SR(t), tv, 0, 0)
     if lane in self.period_regs:
       self.ins("SADD", SR(t), SR(t), SR(self.period_regs[lane]))
     return t

@@ -65,6 +65,8 @@ class Window:
   rstride: int = 0
   rrange: UOp | None = None  # the reduce (or lane) range whose term `rcoef * rrange` the rows stand for
   rcoef: int = 0
+  classes: tuple = ()    # a row window whose stride is not whole tiles: (HBM tile, VMEM tile, rows) of each class of rows (one 2-D DMA each)
+  vstride: int = 0       # ... the VMEM tiles between a class's rows
   vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
   vlo: int = 0
 
@@ -319,8 +321,9 @@ ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T
 def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
   stride, the range, its coefficient), or None. Every index must be affine with the same largest
-  term c * r (r a reduce range, c a positive multiple of L), and ungated (a gated read takes the
-  value path, which addresses the buffer, not the rows)."""
+  term c * r (r a reduce range, c positive; rows of a c that is not a multiple of L drift against
+  the tiles: `_row_span`), and ungated (a gated read takes the value path, which addresses the
+  buffer, not the rows)."""
   L = low.L
   term = None
   for i in idx:
@@ -329,7 +332,7 @@ def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
     if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
       return None
     c, r = max(f[2], key=lambda x: x[0])
-    if r.op is not Ops.RANGE or r in rv or not isinstance(r.vmin, int) or not isinstance(r.vmax, int) or c <= 0 or c % L:
+    if r.op is not Ops.RANGE or r in rv or not isinstance(r.vmin, int) or not isinstance(r.vmax, int) or c < L:
       return None
     if term is not None and (term[0] is not r or term[1] != c):
       return None
@@ -345,17 +348,61 @@ def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   box = _box_forms(low, rest, rv, nc, C)
   if box is None:
     return None
-  lo_t, hi_t = box[0] // L, box[1] // L + 1
-  w, R = int((hi_t - lo_t).max()), r.vmax - r.vmin + 1
-  if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
+  R = r.vmax - r.vmin + 1
+  geo = _row_classes(c, r.vmin, R, box, L)
+  if geo is None:
     return None
-  return lo_t + c // L * r.vmin, R, w, c // L, r, c
+  starts, P, hstride, vstride, classes, tiles = geo
+  if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
+    return None
+  return starts, R, P, hstride, r, c, tiles, classes, vstride
+
+
+def _row_classes(c: int, first: int, R: int, box, L: int):
+  """Rows q = 0 .. R - 1 of the index c * (first + q) + rest (rest in box: per chunk lowest,
+  highest) when c is not a multiple of L: row q starts (c * q) mod L elements further into its
+  tiles than row 0, so the rows fall in m = L / gcd(c, L) classes (q mod m) whose starts are whole
+  tiles apart (c * m / L), one 2-D DMA each. Row q comes from HBM tile H_q = (base + c * q) // L
+  (base = c * first + rest's lowest) to VMEM tile H_q - H_0 + D * q of the copy, D = P - c // L, so
+  an element's offset in the copy is (P * L + c % L) * q + rest - L * H_0 + c * first: affine, the
+  row term's coefficient P * L + c % L (stream.row_form). Returns (every chunk's H_0, row tiles P,
+  HBM stride, VMEM stride of a class, ((HBM tile - H_0, VMEM tile, rows) per class), copy tiles), or
+  None when an offset does not fit a DMA's 16-bit immediate. base is rounded down to a whole tile
+  (every chunk's classes then sit at the same offsets). c a multiple of L: one class, the rows P
+  tiles apart."""
+  base = (c * first + box[0]) // L * L
+  span = int((c * first + box[1] - base).max())
+  m = L // int(np.gcd(c % L, L)) if c % L else 1
+  q = np.arange(min(m, R))
+  P = int(((c * q + span) // L - (c * q) // L).max()) + 1
+  D = P - c // L
+  hoff = (c * q) // L
+  voff = hoff + D * q
+  classes = tuple((int(h), int(v), int(-(-(R - i) // m))) for i, (h, v) in enumerate(zip(hoff, voff)))
+  tiles = int((c * (R - 1)) // L + D * (R - 1) + P)
+  if max(classes[-1][:2]) >= 1 << 15:
+    return None
+  return base // L, P, c * m // L, c * m // L + D * m, classes, tiles
+
+
+def _row_span(c: int, first, R: int, box, L: int):
+  """Rows q = 0 .. R - 1 of the index c * (first + q) + rest, rest in box (per chunk: lowest,
+  highest): (each chunk's first HBM tile H, the row tiles P). Row q is DMA'd from tile H + (c // L) * q
+  (one 2-D copy, stride c // L), P tiles. With c a multiple of L every row holds the same tiles of
+  rest; otherwise row q's elements sit (c % L) * q elements further into its tiles, so P covers the
+  last row's drift, and an element's VMEM offset in the copy is (P * L + c % L) * (first + q) + rest
+  - L * (H + (P - c // L) * first): affine again, the term's coefficient P * L + c % L
+  (stream.row_form)."""
+  a = c % L
+  H = (c * first + box[0]) // L
+  P = int(((c * first + a * (R - 1) + box[1]) // L - H + 1).max())
+  return H, P
 
 
 def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   """A lane-row window over the reads through idx: (starts, rows, row tiles, HBM row stride, the
   lane range, its coefficient, VMEM-coordinate starts), or None. Every index must be affine and
-  ungated with the same term c * j, j a lane range and c a positive multiple of L, the largest."""
+  ungated with the same term c * j, j a lane range and c >= L the largest coefficient (`_row_span`)."""
   L = low.L
   term = None
   for i in idx:
@@ -364,7 +411,7 @@ def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: di
     if (f := low.lin(i.src[1])) is None or any(k not in rv for k in f[0]) or not f[0]:
       return None
     j, c = max(f[0].items(), key=lambda x: x[1])
-    if c <= 0 or c % L or any(abs(cc) >= c for cc, _ in f[2]) or (term is not None and term != (j, c)):
+    if c < L or any(abs(cc) >= c for cc, _ in f[2]) or (term is not None and term != (j, c)):
       return None
     term = (j, c)
   if term is None:
@@ -379,11 +426,11 @@ def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: di
     return None
   jv = np.broadcast_to(np.asarray(rv[j], dtype=np.int64), (nc * C * L,)).reshape(nc, C * L)
   j0, j1 = jv.min(axis=1), jv.max(axis=1)
-  lo_t, hi_t = box[0] // L, box[1] // L + 1
-  w, R = int((hi_t - lo_t).max()), int((j1 - j0).max()) + 1
+  R = int((j1 - j0).max()) + 1
+  starts, w = _row_span(c, j0, R, box, L)
   if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
     return None
-  return lo_t + c // L * j0, R, w, c // L, j, c, lo_t + w * j0
+  return starts, R, w, c // L, j, c, starts + (w - c // L) * j0
 
 
 def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
@@ -431,7 +478,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
       if rw is None and lanes + 4 <= L:
         lr = _lane_rows(low, e["idx"], rv, nc, C, size_t, masks)
-    if stepped is not None and (rw is None or rw[1] * rw[2] >= stepped[0]) and (lr is None or lr[1] * lr[2] >= stepped[0]):
+    if stepped is not None and (rw is None or rw[6] >= stepped[0]) and (lr is None or lr[1] * lr[2] >= stepped[0]):
       w.tiles, w.lo, w.step = stepped
       ends = [w.lo + c * w.step for c in (0, nc - 1)]
       w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
@@ -456,10 +503,10 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       w.starts, w.vstarts, w.lane = tuple(int(v) for v in starts), tuple(int(v) for v in vst), lanes
       lanes += 4
       continue
-    if rw is not None and (groups is None or rw[1] * rw[2] < sum(g[1] for g in groups)):
-      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef = rw
-      w.tiles, w.lo = w.rows * w.row_tiles, int(starts[0])
-      last = int(starts.max()) + (w.rows - 1) * w.rstride + w.row_tiles
+    if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups)):
+      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, w.tiles, w.classes, w.vstride = rw
+      w.lo = int(starts[0])
+      last = int(starts.max()) + max(h + (n - 1) * w.rstride for h, _, n in w.classes) + w.row_tiles
       w.over = (max(0, -int(starts.min())), max(0, last - size_t))
       step = int(starts[1] - starts[0])
       if (starts == starts[0] + step * np.arange(nc)).all() and step:
@@ -494,6 +541,26 @@ def table_period(windows: dict, nc: int) -> int:
     if all((d == d[0]).all() for st in ss for d in [st[P:] - st[:-P]]):
       return P
   return nc
+
+
+def table_width(windows: dict) -> int:
+  """Table lanes a chunk takes (the table windows' lanes: 2 or 4 each)."""
+  return max((w.lane + w.table_lanes for w in windows.values() if w.starts is not None), default=0)
+
+
+def table_tiles(windows: dict, nc: int, L: int) -> int:
+  """VMEM tiles of the chunk table: one period's chunks, table_width lanes each, packed."""
+  return -(-table_period(windows, nc) * table_width(windows) // L)
+
+
+def packed_table(windows: dict[int, Window], nc: int, P: int, L: int) -> list[list[int]]:
+  """chunk_table's rows packed into tiles: the chunk read at `chunks left in the period` k holds
+  elements k * E .. k * E + E - 1 (E = table_width), so a table of many chunks takes P * E / L tiles,
+  not P (stream.table_start reads an element with VGATHER)."""
+  E = table_width(windows)
+  flat = [v for row in chunk_table(windows, nc, P, L) for v in row[:E]]
+  flat += [0] * (-len(flat) % L)
+  return [flat[i:i + L] for i in range(0, len(flat), L)]
 
 
 def period_step(w: Window, P: int, nc: int, virtual: bool = False) -> int:

@@ -230,7 +230,9 @@ def _mlws(f):
 
 
 @pytest.mark.parametrize("name", TRANSPOSED)
-def test_mxu_transposed(name, fresh_programs, monkeypatch):
+def test_mxu_transposed(name, vmem_resident, monkeypatch):
+  """The resident layout's transposed schedule (the streamed plans choose their orientation by cost,
+  tests/backend/test_mxu_stream.py): a VMEM that holds the 400x120 matrix-vector operands."""
   from tinygrad.engine import realize
   from tinytpu.backend import layout
   f, xs, ws = TRANSPOSED[name]

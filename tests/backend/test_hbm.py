@@ -10,33 +10,6 @@ from tinygrad import Tensor
 from tinytpu.backend import device, runner
 
 
-@pytest.fixture
-def sources(monkeypatch):
-  seen = []
-  compile_ = device.TinyTPUCompiler.compile
-  def spy(self, src):
-    seen.append(src)
-    return compile_(self, src)
-  monkeypatch.setattr(device.TinyTPUCompiler, "compile", spy)
-  return seen
-
-
-@pytest.fixture
-def vmem_1024(monkeypatch, fresh_programs):
-  """The architecture's VMEM (1024 tiles): the renderer lowers for it, the compiler checks against it."""
-  from tinygrad import Device
-  # the devices exist before the variable changes: one created under it would keep the 1024-tile
-  # renderer after the test (monkeypatch would restore the value it found, already the 1024 one)
-  devs = [Device[name] for name in ("TINYTPU", "CPU")]  # without clang the CPU name is a TinyTPU core too
-  for dev in devs:
-    getattr(dev, "renderer", None)  # built on first use: now, under the default configuration
-  monkeypatch.setenv("TINYTPU_BACKEND_CONFIG", "VMEM_TILES=1024 PSUM_TILES=256")
-  for dev in devs:
-    if isinstance(dev, device.TinyTPUDevice):
-      monkeypatch.setattr(dev.renderer, "cfg", device.backend_config())
-  yield
-
-
 def _chunked(src: str) -> bool:
   return re.search(r"DMA\.IN \[s[1-9]\d* \+ \d+\]", src) is not None  # a DMA.IN into the other window copy
 
@@ -153,6 +126,39 @@ def test_transposes_read_lane_rows(sources, vmem_1024, shape, perm):
   src = next(s for s in sources if s.splitlines()[0].split()[2].startswith("E_"))
   assert re.search(r"DMA\.CFG s\d+, (\d+), \d+", src) and _chunked(src)
   assert max(int(r) for r in re.findall(r"DMA\.CFG s\d+, (\d+), \d+", src)) >= 16, "a row per output lane of a chunk"
+
+
+@pytest.mark.parametrize("shape,perm,sim", [((3, 45, 585), (1, 0, 2), "both"), ((37, 1000), (1, 0), "golden")])
+def test_transposes_whose_rows_are_not_whole_tiles_read_lane_rows(sources, vmem_1024, monkeypatch, shape, perm, sim):
+  """Lane rows whose stride is not whole tiles (tinygrad's test_cat transposes a (3, 45, 585) buffer:
+  rows 26325 elements apart): the rows drift against the tiles, one 2-D copy covers the drift
+  (windows._row_span) and the access's coefficient of the lane range becomes P * L + c % L."""
+  from tinygrad.helpers import Context
+  monkeypatch.setenv("TINYTPU_SIM", sim)
+  a = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(a, device="TINYTPU").permute(*perm).contiguous().numpy()
+  np.testing.assert_array_equal(got, a.transpose(perm))
+  src = next(s for s in sources if s.splitlines()[0].split()[2].startswith("E_"))
+  assert _chunked(src) and re.search(r"DMA\.CFG s\d+, ([2-9]|\d\d+), \d+", src), "a 2-D copy of several rows per chunk"
+
+
+@pytest.mark.parametrize("m,k,n,sim", [(1, 256, 250, "both"), (1, 128, 200, "golden")])
+def test_fp32_matmul_whose_weight_rows_are_not_whole_tiles_reads_row_classes(sources, vmem_1024, monkeypatch, m, k, n, sim):
+  """A row window whose rows are 250 (200) elements apart: the rows fall in 8 (2) classes whose starts
+  are whole tiles apart (windows._row_classes), one 2-D DMA per class per chunk into rows laid out so
+  that the access stays affine; exact against numpy, the RTL against golden."""
+  from tinygrad.helpers import Context
+  monkeypatch.setenv("TINYTPU_SIM", sim)
+  rng = np.random.default_rng(11)
+  a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (Tensor(a, device="TINYTPU") @ Tensor(b, device="TINYTPU")).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+  src = next(s for s in sources if s.splitlines()[0].split()[2].startswith("r_"))
+  classes = 16 // np.gcd(n % 16, 16)
+  cfgs = re.findall(r"DMA\.CFG s\d+, (\d+), \d+", src)
+  assert _chunked(src) and cfgs.count(str(k // classes)) >= classes, cfgs
 
 
 def test_lane_rows_of_a_kernel_too_large_for_read_masks(sources, vmem_1024, monkeypatch):

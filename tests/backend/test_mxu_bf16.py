@@ -8,7 +8,6 @@ import torch
 
 import tinytpu  # noqa: F401  registers the device
 from tinygrad import Tensor, dtypes
-from tests.backend.test_hbm import sources, vmem_1024  # noqa: F401  the fixtures
 
 
 def _trunc(x: np.ndarray) -> np.ndarray:
@@ -24,7 +23,7 @@ def _bf16_pair(rng, M, K, Nc):
 
 
 @pytest.mark.parametrize("M,K,Nc", [(16, 32, 16), (20, 36, 12)])
-def test_bfloat16_matmul_on_the_mxu(M, K, Nc, sources, fresh_programs, monkeypatch):  # noqa: F811
+def test_bfloat16_matmul_on_the_mxu(M, K, Nc, sources, fresh_programs, monkeypatch):
   monkeypatch.setenv("TINYTPU_SIM", "both")
   a, b, ta, tb = _bf16_pair(np.random.default_rng(M + K), M, K, Nc)
   out = (ta @ tb).cast(dtypes.float32).numpy()
@@ -34,7 +33,7 @@ def test_bfloat16_matmul_on_the_mxu(M, K, Nc, sources, fresh_programs, monkeypat
   assert any("MMUL.BF16" in s for s in sources)
 
 
-def test_bfloat16_matmul_streamed_from_hbm(vmem_1024, sources, monkeypatch):  # noqa: F811
+def test_bfloat16_matmul_streamed_from_hbm(vmem_1024, sources, monkeypatch):
   """At the architecture's VMEM the bf16 GEMM streams its operands (backend/mxu_stream.py) in the bf16 mode."""
   monkeypatch.setenv("TINYTPU_SIM", "both")
   a, b, ta, tb = _bf16_pair(np.random.default_rng(3), 64, 64, 64)
@@ -49,7 +48,7 @@ def _f32_pair():
   return rng.standard_normal((16, 48)).astype(np.float32), rng.standard_normal((48, 20)).astype(np.float32)
 
 
-def test_float32_matmul_stays_exact_by_default(sources, fresh_programs, monkeypatch):  # noqa: F811
+def test_float32_matmul_stays_exact_by_default(sources, fresh_programs, monkeypatch):
   monkeypatch.setenv("TINYTPU_SIM", "both")
   a, b = _f32_pair()
   exact = (Tensor(a, device="TINYTPU") @ Tensor(b, device="TINYTPU")).numpy()
@@ -57,7 +56,7 @@ def test_float32_matmul_stays_exact_by_default(sources, fresh_programs, monkeypa
   assert sources and not any("MMUL" in s for s in sources)
 
 
-def test_float32_matmul_opt_in(sources, fresh_programs, monkeypatch):  # noqa: F811
+def test_float32_matmul_opt_in(sources, fresh_programs, monkeypatch):
   """TINYTPU_MATMUL=bf16: float32 operands truncated to bf16 on the MXU (fp32 sums)."""
   monkeypatch.setenv("TINYTPU_SIM", "both")
   monkeypatch.setenv("TINYTPU_MATMUL", "bf16")

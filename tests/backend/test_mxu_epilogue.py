@@ -128,9 +128,10 @@ def guards(monkeypatch):
   return seen
 
 
-def test_cnn_layers_requantise_in_the_drain(fused, guards):
+def test_cnn_layers_requantise_in_the_drain(fused, guards, vmem_resident):
   """The CNN demo's network (random int8 weights): both convolutions drain through PEPI.BRQ (their
-  guards hold), the head through PEPI.B; exact with the demo's numpy int8 model."""
+  guards hold), the head through PEPI.B; exact with the demo's numpy int8 model. In a VMEM that holds
+  its operands: the streamed MXU plans (the 1024-tile default) drain through the SIMT epilogue."""
   from tinytpu import demo_cnn
   q = demo_cnn.random_quantnet(1)
   x = np.random.default_rng(6).integers(0, 17, (16, 64))  # 16 images: more row tiles than the head's 3 column tiles (not run transposed)
@@ -255,9 +256,10 @@ def test_rtl_matches_golden_requantising(fused, guards, monkeypatch):
 
 @pytest.mark.parametrize("shape,rowbias", [((16, 32, 8), True), ((2, 64, 32), False), ((1, 400, 120), False)],
                          ids=["row_bias", "matrix_vector", "matrix_vector_1x400x120"])
-def test_bias_per_row_block(shape, rowbias, fused):
+def test_bias_per_row_block(shape, rowbias, fused, vmem_resident):
   """A bias per output row (or a matrix-vector layer's per-channel bias when the GEMM runs
-  transposed: its channels are the rows then) drains with a bias tile per row block."""
+  transposed: its channels are the rows then) drains with a bias tile per row block (the resident
+  layout's fused drain: 1x400x120's weights do not fit in 1024 tiles)."""
   rng = np.random.default_rng(sum(shape))
   a, w = _gemm(rng, *shape)
   b = rng.integers(-20000, 20000, (shape[0], 1) if rowbias else shape[2])

@@ -9,7 +9,6 @@ import pytest
 import tinytpu  # noqa: F401  registers the device
 from tinygrad import Tensor
 from tinytpu.backend import mxu_stream, runner
-from tests.backend.test_hbm import vmem_1024  # noqa: F401  the fixture
 
 
 @pytest.fixture
@@ -55,7 +54,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("case,modes", CASES, ids=[f"{m}x{k}x{n}-{f}" for (m, k, n, f), _ in CASES])
-def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, streamed, monkeypatch):
   M, K, Nc, form = case
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(M * 7 + K * 3 + Nc)
@@ -71,7 +70,7 @@ def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, stre
 @pytest.mark.cheapest
 @pytest.mark.parametrize("case,modes", [((100, 64, 64, "ab"), ("kb", "rows")), ((1, 400, 120, "ab"), ("kb", "rows"))],
                          ids=["100x64x64-ab", "1x400x120-ab"])
-def test_planner_takes_the_cheapest_plan_that_fits(case, modes, vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_planner_takes_the_cheapest_plan_that_fits(case, modes, vmem_1024, streamed, monkeypatch):
   """Plans are tried by estimated cycles: 100 rows run transposed (64 rows of 100 columns: no
   padded chunk; listed order: A resident with a padded last chunk), exact, RTL == golden; so does
   the matrix-vector layer (LeNet's fc1: one MLW and an MMUL of 30 tiles per block instead of 30
@@ -87,7 +86,7 @@ def test_planner_takes_the_cheapest_plan_that_fits(case, modes, vmem_1024, strea
 
 
 @pytest.mark.cheapest
-def test_last_column_chunk_may_be_partial(vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_last_column_chunk_may_be_partial(vmem_1024, streamed, monkeypatch):
   """LeNet's conv1 (6 channels of 28 x 28, 5 x 5, padding 2): transposed, PSUM cannot hold 196
   position tiles times two weight columns, so a chunk is 4 channels (one column) of every position
   and the second chunk has 2: its padding columns read past the resident weights, the lane loop
@@ -102,7 +101,7 @@ def test_last_column_chunk_may_be_partial(vmem_1024, streamed, monkeypatch):  # 
   assert streamed and {(s[0], s[1], s[2], s[3], s[4], s[7]) for s in streamed} == {("resident", "resident", 196, 2, True, True)}, streamed
 
 
-def test_plans_are_sorted_by_estimated_cycles(vmem_1024):  # noqa: F811
+def test_plans_are_sorted_by_estimated_cycles(vmem_1024):
   """The estimate the order uses: per block the larger of the MXU's rows (plus an MLW's wait per
   weight column) and the staging instructions."""
   from types import SimpleNamespace as NS
@@ -114,7 +113,7 @@ def test_plans_are_sorted_by_estimated_cycles(vmem_1024):  # noqa: F811
   assert mxu_stream.MxuStream._plan_cycles(low, few_columns) < mxu_stream.MxuStream._plan_cycles(low, plan)
 
 
-def test_streamed_gemm_mac_utilisation_at_the_architecture_vmem(vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_streamed_gemm_mac_utilisation_at_the_architecture_vmem(vmem_1024, streamed, monkeypatch):
   """256 x 128 x 256 from HBM on the RTL: most cycles are the MXU's (the bench's gemm_256x256x256
   reaches 0.90; this smaller one bounds the per-chunk overheads)."""
   monkeypatch.setenv("TINYTPU_SIM", "rtl")
@@ -128,7 +127,7 @@ def test_streamed_gemm_mac_utilisation_at_the_architecture_vmem(vmem_1024, strea
   assert util > 0.85, (util, runner.STATS)  # measured 0.877
 
 
-def test_streamed_gemm_refuses_values_outside_int8(vmem_1024, streamed):  # noqa: F811
+def test_streamed_gemm_refuses_values_outside_int8(vmem_1024, streamed):
   a = np.ones((64, 64), dtype=np.int32)
   a[7, 9] = 300
   with pytest.raises(ValueError, match="outside int8"):
@@ -164,7 +163,7 @@ CONVS = [
 
 
 @pytest.mark.parametrize("case,sep", CONVS, ids=[f"{c}x{s}x{s}-{o}k{k}s{st}p{pd}{'-nhwc' if f else ''}" for (c, s, o, k, st, pd, f), _ in CONVS])
-def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, streamed, monkeypatch):
   """A convolution whose full im2col tables do not fit in 1024 tiles: the windows are gathered
   through F(position) + G(k) tables (a lane part per tile, a k part per block), exact, RTL == golden."""
   ci, size, co, k, stride, pad, nhwc = case
@@ -178,7 +177,7 @@ def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, stream
   assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:] == sep, streamed
 
 
-def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed, monkeypatch):
   """A batch of padded images (cnn_digits' layers): the lanes run (image, out channel, position),
   neither m- nor n-major, so a chunk is whole images; the windows' gates repeat per image."""
   monkeypatch.setenv("TINYTPU_SIM", "both")
@@ -195,7 +194,7 @@ def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed
 
 
 @pytest.mark.parametrize("co,pad", [(16, 0), (8, 1)])
-def test_streamed_conv_input_larger_than_vmem_reads_band_windows(co, pad, vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_streamed_conv_input_larger_than_vmem_reads_band_windows(co, pad, vmem_1024, streamed, monkeypatch):
   """32 channels of 20 x 20 (800 tiles): not even the input fits beside the result, so each K
   block's window of it is DMA'd (two blocks ahead), the last ones moved back inside the buffer, and
   the chunks are whole output channels (every position: column chunks of the transposed GEMM),
@@ -208,7 +207,7 @@ def test_streamed_conv_input_larger_than_vmem_reads_band_windows(co, pad, vmem_1
   assert streamed and {(s[0], s[3] > 1, s[4], s[7]) for s in streamed} == {("band", True, True, pad > 0)}, streamed
 
 
-def test_band_windows_stay_inside_their_buffer(vmem_1024, streamed, monkeypatch):  # noqa: F811
+def test_band_windows_stay_inside_their_buffer(vmem_1024, streamed, monkeypatch):
   """Every K block's band window, for every row group, ends inside the input buffer: the last
   blocks' starts are moved back (DMAs past the buffer would read the guard or, at the top of HBM,
   trap). The 32x20x20 input's last blocks would end past it by the bounding box alone."""
@@ -232,7 +231,7 @@ def test_band_windows_stay_inside_their_buffer(vmem_1024, streamed, monkeypatch)
   assert any((s + (g - 1) * st + win > tiles).any() for _, win, st, g, tiles, s in seen)  # the clamp mattered
 
 
-def test_streamed_conv_int8_range_check(vmem_1024, streamed):  # noqa: F811
+def test_streamed_conv_int8_range_check(vmem_1024, streamed):
   x = np.ones((1, 8, 16, 16), dtype=np.int32)
   x[0, 3, 5, 7] = -129
   with pytest.raises(ValueError, match="outside int8"):
