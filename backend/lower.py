@@ -31,6 +31,7 @@ from tinygrad.uop.ops import AxisType, Ops, UOp
 from tinytpu.backend import embedding, loops
 from tinytpu.backend.analysis import Analysis
 from tinytpu.backend.handlers import Handlers
+from tinytpu.backend.lanes import BlockedLanes
 from tinytpu.backend.layout import Layout
 from tinytpu.backend.mxu_match import MxuMatch
 from tinytpu.backend.mxu_sched import MxuSchedule
@@ -43,6 +44,7 @@ from tinytpu.backend.spill import reallocate
 from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.rblock import ReduceBlocks
 from tinytpu.backend.stream import Stream
+from tinytpu.backend.windows import lane_count
 from tinytpu.backend.mxu_stream import MxuStream
 from tinytpu.backend.vcode import VT, Ins, Label, Mem, SR
 from tinytpu.config import Config
@@ -141,7 +143,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill
@@ -310,6 +312,12 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
         self.ins("VSPLAT", lim, SR(self.s_G))
         self.ins("VSUB", lim, lim, self.ones)
         self.ins("VMIN", self.g, self.g, lim)
+      elif self.block:  # lanes.py: the lanes stand for the blocks' outputs
+        if self.nc * self.C * L > lane_count(self) and (looping or c == U - 1):
+          clamped = VT("g")
+          self.ins("VMIN", clamped, self.g, self.tile(Const(lane_count(self) - 1, dtypes.int32), dtypes.int32))
+          self.g = clamped
+        self.g = self.block_lanes(self.g)
       elif (self.G % L or (self.chunked and self.nc * self.C * L > self.G)) and (looping or c == U - 1):
         clamped = VT("g")
         self.ins("VMIN", clamped, self.g, self.tile(Const(self.G - 1, dtypes.int32), dtypes.int32))

@@ -118,7 +118,7 @@ class Stream:
     """Resident windows when everything fits; else the chunk plan (or NotImplementedError)."""
     L, V = self.L, self.cfg.VMEM_TILES
     uses = _uses(self)
-    self.chunked, self.nc, self.C, self.sets, self.set_tiles = False, 1, 0, 1, 0
+    self.chunked, self.nc, self.C, self.sets, self.set_tiles, self.block = False, 1, 0, 1, 0, None
     self.windows: dict[int, Window] = {}
     for b in self.bufs.values():
       e = uses.get(b.slot, {"read": False, "written": False, "full": True, "idx": []})
@@ -172,6 +172,8 @@ class Stream:
     if fits:  # no overlapping plan: resident after all
       return
     if self.plan_reduce_stream(uses, forms):  # rstream.py: buffers by blocks of a reduce loop
+      return
+    if self.plan_blocked(uses, forms):  # lanes.py: no lane tile straddles an outer lane range
       return
     if worst is None:
       raise NotImplementedError(f"{what}; no chunking of its lane loop fits (missing: chunking the kernel's reduce loops)")
@@ -242,7 +244,7 @@ class Stream:
     if not getattr(self, "chunked", False):
       return True
     w = self.window(buf, idx)
-    if w.rows:
+    if w.rows or self.block:  # blocked lanes (lanes.py) are not the output's tiles
       return False
     one = self.nc == 1 and not w.step and w.lo == 0  # one chunk (a streamed GEMM's): the window is the buffer
     return (w.step == self.C or one) and (self.G % (self.C * self.L) == 0 or not self.data_addr)
@@ -408,7 +410,7 @@ class Stream:
     then the registers stepped to the next chunk."""
     L = self.L
     for w in self.windows.values():
-      if w.step and w.written:
+      if (w.step or w.starts is not None) and w.written:  # table windows written: blocked lanes' output
         t = self.chunk_offset(w, False)
         self.dma("DMA.OUT", self.s_set, w.base, w.slot, w.lo, w.tiles, hreg=t)
     if self.sets == 1:

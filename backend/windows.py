@@ -447,11 +447,28 @@ def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
   return lo, hi
 
 
+def block_g(gp, block: tuple[int, int] | None, G: int):
+  """The output index of every lane g' (numpy; lanes.py's blocked lanes when block is set), past the
+  last lane clamped like the lanes past G."""
+  if block is None:
+    return np.minimum(gp, G - 1)
+  B, Bp = block
+  gp = np.minimum(gp, G // B * Bp - 1)
+  return gp // Bp * B + np.minimum(gp % Bp, B - 1)
+
+
+def lane_count(low) -> int:
+  """Lanes of the lane loop: G, or every block's padded lanes (lanes.py)."""
+  blk = getattr(low, "block", None)
+  return low.G if blk is None else low.G // blk[0] * blk[1]
+
+
 def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
   """Every buffer's window for chunks of C lane tiles (nc of them). tables: table windows allowed
   (stream.py's chunk loop reads them; the MXU stream's chunks do not)."""
   L = low.L
-  g = np.minimum(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), low.G - 1)
+  blocked = getattr(low, "block", None) is not None
+  g = block_g(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), getattr(low, "block", None), low.G)
   rv = {r: (g // s) % e if i else g // s for i, (r, s, e) in enumerate(zip(low.lane_ranges, low.strides, low.extents))}
   out, lanes, masks = {}, 0, None
   for slot, w0 in low.windows.items():
@@ -470,7 +487,8 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       if (lo_t == lo_t[0] + step * np.arange(nc)).all() and W < size_t:
         stepped = (W, int(lo_t[0]), step)
     rw = None
-    eligible = tables and nc >= 2 and not e["written"] and e["read"] and lanes + 2 <= L
+    # blocked lanes (lanes.py): the output too (its chunks do not step, read back and written)
+    eligible = tables and nc >= 2 and (not e["written"] or blocked) and (e["read"] or blocked) and lanes + 2 <= L
     lr = None
     if eligible:
       if masks is None:
