@@ -17,19 +17,20 @@ The windows that result:
   untightened box (affine indices, every lane) is tried first, so a kernel that streamed before
   keeps its plan;
 - **table**: a read-only buffer whose chunks' starts are not arithmetic (tinygrad's cat: each
-  source gated to its part of the output; a pool whose output rows do not fill whole tiles): the
-  start of every chunk sits in a table tile of its own in VMEM (lanes `lane`, `lane + 1`: this
-  chunk's and the next one's, relative to chunk 0), which stream.py reads with VEXTRACT;
-- **row**: a read-only buffer whose indices all step by a multiple of a tile along one reduce range
-  (a matrix-vector product's `W[k * n_out + n]`, a convolution's input channel planes): per chunk
-  one row per value of that range, each row the box of the rest of the index, one 2-D DMA; the
-  access's coefficient of the range becomes the row's size in VMEM (stream.row_form). Its starts
-  are a step or a table like the others;
+  source gated to its part of the output; a pool whose output rows do not fill whole tiles; the
+  output of blocked lanes, lanes.py): the start of every chunk sits in the chunk table (packed: a
+  chunk's entry is its table lanes, `lane`, `lane + 1`: this chunk's and the next one's, relative
+  to chunk 0), which stream.py reads with VGATHER;
+- **row**: a read-only buffer whose indices all step by c along one reduce range (a matrix-vector
+  product's `W[k * n_out + n]`, a convolution's input channel planes): per chunk one row per value
+  of that range, each row the box of the rest of the index, one 2-D DMA per class of rows
+  (rowwin.py); the access's coefficient of the range becomes the row's pitch in VMEM
+  (stream.row_form). Its starts are a step or a table like the others;
 - **lane rows**: a read-only buffer read across its rows by the lanes (a transpose's
-  `x[j * S + i]`, j a lane range, S a multiple of a tile): per chunk one row per value of j its
-  lanes take, each the box of the rest of the index, one 2-D DMA. In VMEM the rows are
-  `row_tiles` apart, so the access's coefficient of j becomes the row's size and the window's
-  start in those coordinates (`vstarts`, its own two table lanes) differs from the HBM one;
+  `x[j * S + i]`, j a lane range): per chunk one row per value of j its lanes take, each the box
+  of the rest of the index, one 2-D DMA (rowwin.py). The access's coefficient of j becomes the
+  row's pitch and the window's start in those coordinates (`vstarts`, its own two table lanes)
+  differs from the HBM one;
 - **whole**: the buffer DMA'd in once (nothing smaller covers every chunk)."""
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
 
 from tinytpu.backend.records import Const
+from tinytpu.backend.rowwin import BIG, _affine_lanes, _lane_rows, _rows
 
 
 @dataclasses.dataclass
@@ -133,7 +135,6 @@ def lane_values(low, u: UOp, env: dict, memo: dict):
   return v
 
 
-BIG = 1 << 62
 MASK_LIMIT = 1 << 25  # lanes x UOps: a larger kernel's reads count on every lane
 
 
@@ -211,17 +212,6 @@ def _reduce_ranges(low, rv: dict, us: list) -> list | None:
     else:
       todo += x.src
   return out
-
-
-def _affine_lanes(f, rv: dict, n: int):
-  """An affine form's lane part per lane and its uniform terms' bounds: (lane, umin, umax)."""
-  lane = np.zeros(n, dtype=np.int64)
-  for k, c in f[0].items():
-    lane += c * rv[k]
-  umin = umax = f[1]
-  for c, t in f[2]:
-    umin, umax = umin + min(c * t.vmin, c * t.vmax), umax + max(c * t.vmin, c * t.vmax)
-  return lane, umin, umax
 
 
 def _by_reduce_values(low, rv: dict, idx: UOp, gate: UOp | None):
@@ -302,149 +292,6 @@ def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
   starts = np.zeros(nc, dtype=np.int64)  # a chunk that reads nothing of it: a window at the buffer's start
   starts[act] = s
   return starts, W, any(masks[i][1] for i in idx if i in masks)  # narrowed by a WHERE (a gate sends its lanes to element 0)
-
-
-def _plain_read(low, i, masks: dict) -> bool:
-  """An INDEX without a valid that only ungated LOADs read (from read_masks, or from the UOps when
-  the kernel was too large for it)."""
-  if i is None or len(i.src) != 2:
-    return False
-  if i in masks:
-    return masks[i][2] is None
-  users = [u for u in low.uops if any(x is i for x in u.src)]
-  return bool(users) and all(u.op is Ops.LOAD and u.src[0] is i and len(u.src) < 3 for u in users)
-
-
-ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T field); its rows one DMA.CFG
-
-
-def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
-  """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
-  stride, the range, its coefficient), or None. Every index must be affine with the same largest
-  term c * r (r a reduce range, c positive; rows of a c that is not a multiple of L drift against
-  the tiles: `_row_span`), and ungated (a gated read takes the value path, which addresses the
-  buffer, not the rows)."""
-  L = low.L
-  term = None
-  for i in idx:
-    if not _plain_read(low, i, masks):
-      return None  # read through a gate (or not only read)
-    if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
-      return None
-    c, r = max(f[2], key=lambda x: x[0])
-    if r.op is not Ops.RANGE or r in rv or not isinstance(r.vmin, int) or not isinstance(r.vmax, int) or c < L:
-      return None
-    if term is not None and (term[0] is not r or term[1] != c):
-      return None
-    term = (r, c)
-  if term is None:
-    return None
-  r, c = term
-  rest = []
-  for i in idx:  # the index without the row term: its box per chunk is a row's
-    f = low.lin(i.src[1])
-    k = next(j for j, (cc, t) in enumerate(f[2]) if t is r and cc == c)
-    rest.append((f[0], f[1], f[2][:k] + f[2][k + 1:]))
-  box = _box_forms(low, rest, rv, nc, C)
-  if box is None:
-    return None
-  R = r.vmax - r.vmin + 1
-  geo = _row_classes(c, r.vmin, R, box, L)
-  if geo is None:
-    return None
-  starts, P, hstride, vstride, classes, tiles = geo
-  if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
-    return None
-  return starts, R, P, hstride, r, c, tiles, classes, vstride
-
-
-def _row_classes(c: int, first: int, R: int, box, L: int):
-  """Rows q = 0 .. R - 1 of the index c * (first + q) + rest (rest in box: per chunk lowest,
-  highest) when c is not a multiple of L: row q starts (c * q) mod L elements further into its
-  tiles than row 0, so the rows fall in m = L / gcd(c, L) classes (q mod m) whose starts are whole
-  tiles apart (c * m / L), one 2-D DMA each. Row q comes from HBM tile H_q = (base + c * q) // L
-  (base = c * first + rest's lowest) to VMEM tile H_q - H_0 + D * q of the copy, D = P - c // L, so
-  an element's offset in the copy is (P * L + c % L) * q + rest - L * H_0 + c * first: affine, the
-  row term's coefficient P * L + c % L (stream.row_form). Returns (every chunk's H_0, row tiles P,
-  HBM stride, VMEM stride of a class, ((HBM tile - H_0, VMEM tile, rows) per class), copy tiles), or
-  None when an offset does not fit a DMA's 16-bit immediate. base is rounded down to a whole tile
-  (every chunk's classes then sit at the same offsets). c a multiple of L: one class, the rows P
-  tiles apart."""
-  base = (c * first + box[0]) // L * L
-  span = int((c * first + box[1] - base).max())
-  m = L // int(np.gcd(c % L, L)) if c % L else 1
-  q = np.arange(min(m, R))
-  P = int(((c * q + span) // L - (c * q) // L).max()) + 1
-  D = P - c // L
-  hoff = (c * q) // L
-  voff = hoff + D * q
-  classes = tuple((int(h), int(v), int(-(-(R - i) // m))) for i, (h, v) in enumerate(zip(hoff, voff)))
-  tiles = int((c * (R - 1)) // L + D * (R - 1) + P)
-  if max(classes[-1][:2]) >= 1 << 15:
-    return None
-  return base // L, P, c * m // L, c * m // L + D * m, classes, tiles
-
-
-def _row_span(c: int, first, R: int, box, L: int):
-  """Rows q = 0 .. R - 1 of the index c * (first + q) + rest, rest in box (per chunk: lowest,
-  highest): (each chunk's first HBM tile H, the row tiles P). Row q is DMA'd from tile H + (c // L) * q
-  (one 2-D copy, stride c // L), P tiles. With c a multiple of L every row holds the same tiles of
-  rest; otherwise row q's elements sit (c % L) * q elements further into its tiles, so P covers the
-  last row's drift, and an element's VMEM offset in the copy is (P * L + c % L) * (first + q) + rest
-  - L * (H + (P - c // L) * first): affine again, the term's coefficient P * L + c % L
-  (stream.row_form)."""
-  a = c % L
-  H = (c * first + box[0]) // L
-  P = int(((c * first + a * (R - 1) + box[1]) // L - H + 1).max())
-  return H, P
-
-
-def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
-  """A lane-row window over the reads through idx: (starts, rows, row tiles, HBM row stride, the
-  lane range, its coefficient, VMEM-coordinate starts), or None. Every index must be affine and
-  ungated with the same term c * j, j a lane range and c >= L the largest coefficient (`_row_span`)."""
-  L = low.L
-  term = None
-  for i in idx:
-    if not _plain_read(low, i, masks):
-      return None
-    if (f := low.lin(i.src[1])) is None or any(k not in rv for k in f[0]) or not f[0]:
-      return None
-    j, c = max(f[0].items(), key=lambda x: x[1])
-    if c < L or any(abs(cc) >= c for cc, _ in f[2]) or (term is not None and term != (j, c)):
-      return None
-    term = (j, c)
-  if term is None:
-    return None
-  j, c = term
-  forms = []
-  for i in idx:
-    f = low.lin(i.src[1])
-    forms.append(({k: v for k, v in f[0].items() if k is not j}, f[1], f[2]))
-  box = _box_forms(low, forms, rv, nc, C)
-  if box is None:
-    return None
-  jv = np.broadcast_to(np.asarray(rv[j], dtype=np.int64), (nc * C * L,)).reshape(nc, C * L)
-  j0, j1 = jv.min(axis=1), jv.max(axis=1)
-  R = int((j1 - j0).max()) + 1
-  starts, w = _row_span(c, j0, R, box, L)
-  if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
-    return None
-  return starts, R, w, c // L, j, c, starts + (w - c // L) * j0
-
-
-def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
-  """Per chunk (lowest, highest element) of affine forms over every lane, or None."""
-  n = nc * C * low.L
-  lo, hi = np.full(nc, BIG, dtype=np.int64), np.full(nc, -BIG, dtype=np.int64)
-  for f in forms:
-    if any(not isinstance(t.vmin, int) or not isinstance(t.vmax, int) for _, t in f[2]):
-      return None
-    lane, umin, umax = _affine_lanes(f, rv, n)
-    lane = lane.reshape(nc, -1)
-    np.minimum(lo, lane.min(axis=1) + umin, out=lo)
-    np.maximum(hi, lane.max(axis=1) + umax, out=hi)
-  return lo, hi
 
 
 def block_g(gp, block: tuple[int, int] | None, G: int):
