@@ -44,44 +44,71 @@ def _plain_read(low, i, masks: dict) -> bool:
 ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T field); its rows one DMA.CFG
 
 
+def _is_reduce(r, rv: dict) -> bool:
+  return r.op is Ops.RANGE and r not in rv and isinstance(r.vmin, int) and isinstance(r.vmax, int)
+
+
+def _row_terms(f, rv: dict, L: int, fuse: bool) -> tuple | None:
+  """The row terms of an affine form: its largest term c * r, or with fuse the chain of terms below
+  it that continue it exactly (c_k = c_(k+1) * extent(r_(k+1)), ranges from 0: a batched matmul's
+  `x[b * 2925 + m * 65 + k]` is one range of 450 rows 65 apart), largest first; None when none."""
+  terms = sorted(f[2], key=lambda x: -x[0])
+  if not terms or not _is_reduce(terms[0][1], rv) or terms[0][0] < L:
+    return None
+  chain = [terms[0]]
+  for c, r in terms[1:] if fuse else ():
+    pc, pr = chain[-1]
+    if _is_reduce(r, rv) and c >= L and r.vmin == 0 and pr.vmin == 0 and pc == c * (r.vmax + 1) and all(t is not r for _, t in chain):
+      chain.append((c, r))
+    else:
+      break
+  return tuple(chain)
+
+
 def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
-  stride, the range, its coefficient), or None. Every index must be affine with the same largest
-  term c * r (r a reduce range, c positive; rows of a c that is not a multiple of L drift against
-  the tiles: `_row_span`), and ungated (a gated read takes the value path, which addresses the
-  buffer, not the rows)."""
+  stride, the range, its coefficient, copy tiles, row classes, their VMEM stride, the fused
+  ranges), or None. Every index must be affine with the same largest term c * r (r a reduce range,
+  c positive; rows of a c that is not a multiple of L drift against the tiles: `_row_classes`), and
+  ungated (a gated read takes the value path, which addresses the buffer, not the rows). When no
+  single range's rows fit, the terms below it that continue it exactly are fused into one range of
+  rows (`_row_terms`)."""
+  for fuse in (False, True):
+    if (out := _rows_of(low, idx, rv, nc, C, size_t, masks, fuse)) is not None:
+      return out
+  return None
+
+
+def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, fuse: bool):
   L = low.L
-  term = None
+  chain = None
   for i in idx:
     if not _plain_read(low, i, masks):
       return None  # read through a gate (or not only read)
     if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
       return None
-    c, r = max(f[2], key=lambda x: x[0])
-    if r.op is not Ops.RANGE or r in rv or not isinstance(r.vmin, int) or not isinstance(r.vmax, int) or c < L:
+    ch = _row_terms(f, rv, L, fuse)
+    if ch is None or chain is not None and (len(ch) != len(chain) or any(a[0] != b[0] or a[1] is not b[1] for a, b in zip(ch, chain))):
       return None
-    if term is not None and (term[0] is not r or term[1] != c):
-      return None
-    term = (r, c)
-  if term is None:
+    chain = ch
+  if chain is None or fuse and len(chain) < 2:
     return None
-  r, c = term
+  c, r = chain[-1]
   rest = []
-  for i in idx:  # the index without the row term: its box per chunk is a row's
+  for i in idx:  # the index without the row terms: its box per chunk is a row's
     f = low.lin(i.src[1])
-    k = next(j for j, (cc, t) in enumerate(f[2]) if t is r and cc == c)
-    rest.append((f[0], f[1], f[2][:k] + f[2][k + 1:]))
+    rest.append((f[0], f[1], [(cc, t) for cc, t in f[2] if not any(t is tr and cc == ct for ct, tr in chain)]))
   box = _box_forms(low, rest, rv, nc, C)
   if box is None:
     return None
-  R = r.vmax - r.vmin + 1
+  R = int(np.prod([t.vmax - t.vmin + 1 for _, t in chain]))
   geo = _row_classes(c, r.vmin, R, box, L)
   if geo is None:
     return None
   starts, P, hstride, vstride, classes, tiles = geo
   if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
     return None
-  return starts, R, P, hstride, r, c, tiles, classes, vstride
+  return starts, R, P, hstride, r, c, tiles, classes, vstride, tuple((t, cc) for cc, t in chain[:-1])
 
 
 def _row_classes(c: int, first: int, R: int, box, L: int):

@@ -317,11 +317,16 @@ class Stream:
         raise AssertionError(f"TINYTPU kernel {self.name}: a lane-row window's access has no {c} * lane range term")
       return {k: size if k is r else v for k, v in form[0].items()}, form[1], form[2]
     shift = c * r.vmin - size * r.vmin
-    if isinstance(v := self.vals.get(r), Const):  # an unrolled step: the term is in the constant
-      return form[0], form[1] + (size - c) * int(v.val) + shift, form[2]
-    if not any(t is r and cc == c for cc, t in form[2]):
-      raise AssertionError(f"TINYTPU kernel {self.name}: a row window's access has no {c} * range term")
-    return form[0], form[1] + shift, [(size if t is r and cc == c else cc, t) for cc, t in form[2]]
+    const, terms = form[1] + shift, list(form[2])
+    for rr, cr in ((r, c), *w.rfused):  # fused outer ranges: cr / c rows per step (vmin 0)
+      new = size * (cr // c)
+      if isinstance(v := self.vals.get(rr), Const):  # an unrolled step: the term is in the constant
+        const += (new - cr) * int(v.val)
+        continue
+      if not any(t is rr and cc == cr for cc, t in terms):
+        raise AssertionError(f"TINYTPU kernel {self.name}: a row window's access has no {cr} * range term")
+      terms = [(new if t is rr and cc == cr else cc, t) for cc, t in terms]
+    return form[0], const, terms
 
   def free_temps(self):
     for r in self.temps:

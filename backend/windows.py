@@ -67,6 +67,7 @@ class Window:
   rstride: int = 0
   rrange: UOp | None = None  # the reduce (or lane) range whose term `rcoef * rrange` the rows stand for
   rcoef: int = 0
+  rfused: tuple = ()     # (range, coefficient) of the outer ranges fused into rrange's rows (rowwin._row_terms): coefficient / rcoef rows each
   classes: tuple = ()    # a row window whose stride is not whole tiles: (HBM tile, VMEM tile, rows) of each class of rows (one 2-D DMA each)
   vstride: int = 0       # ... the VMEM tiles between a class's rows
   vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
@@ -275,9 +276,11 @@ def _box(low, e: dict, rv: dict, nc: int, C: int, masks: dict | None):
   return lo, hi, act
 
 
-def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
+def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int, inside: bool = True):
   """A table window over the reads through idx: (every chunk's start tile, tiles, clamp), or None
-  when their bounds are unknown or the window would be the whole buffer."""
+  when their bounds are unknown or the window would be the whole buffer. inside: the last chunks'
+  windows moved back inside the buffer (no guard needed); a written one (blocked lanes' output)
+  keeps its starts periodic instead, its DMAs reaching into the guard."""
   L = low.L
   box = _box(low, {"idx": idx}, rv, nc, C, masks)
   if box is None or not box[2].any():
@@ -285,7 +288,7 @@ def _table(low, idx: list, rv: dict, nc: int, C: int, masks: dict, size_t: int):
   act = box[2]
   lo_t, hi_t = box[0][act] // L, box[1][act] // L + 1
   W = int((hi_t - lo_t).max())
-  s = np.minimum(lo_t, max(size_t - W, 0))  # inside the buffer where it can be: no guard needed
+  s = np.minimum(lo_t, max(size_t - W, 0)) if inside else lo_t
   W = int((hi_t - s).max())
   if W >= size_t:
     return None
@@ -350,7 +353,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       continue
     if not eligible:
       continue  # no table or row window allowed: whole
-    t = _table(low, e["idx"], rv, nc, C, masks, size_t)
+    t = _table(low, e["idx"], rv, nc, C, masks, size_t, inside=not e["written"])
     groups = [t] if t is not None else None
     by: dict = {}
     for i in e["idx"]:
@@ -369,7 +372,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       lanes += 4
       continue
     if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups)):
-      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, w.tiles, w.classes, w.vstride = rw
+      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, w.tiles, w.classes, w.vstride, w.rfused = rw
       w.lo = int(starts[0])
       last = int(starts.max()) + max(h + (n - 1) * w.rstride for h, _, n in w.classes) + w.row_tiles
       w.over = (max(0, -int(starts.min())), max(0, last - size_t))

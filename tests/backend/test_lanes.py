@@ -91,3 +91,20 @@ def test_block_candidates_innermost_first_and_padding_bounded():
   K.extents = [9, 5]
   assert K().block_candidates() == []  # 5 outputs in 16 lanes: more than 2x padding
   assert stream.CHUNK_MAX >= 63
+
+
+def test_batched_matmul_gradient_reads_450_rows_through_blocks(blocks, vmem_1024, monkeypatch):
+  """tinygrad's test_broadcastdot backward: y's gradient r_45_65_450 reads x (10, 45, 65) as 450 rows
+  65 elements apart for every output; blocked by output row (65 -> 80 lanes), x by row classes
+  (928 tiles) and the output through a table window whose starts repeat every 16 blocks (80 chunks:
+  its last windows reach into the guard rather than moving back, which would break the period)."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(16)
+  x, y = rng.standard_normal((10, 45, 65)).astype(np.float32), rng.standard_normal((65, 45)).astype(np.float32)
+  with Context(PARALLEL=0):
+    tx, ty = Tensor(x, device=D), Tensor(y, device=D)
+    gx, gy = (tx @ ty).sum().gradient(tx, ty)
+    Tensor.realize(gx, gy)
+  np.testing.assert_allclose(gy.numpy(), np.broadcast_to(x.astype(np.float64).sum((0, 1))[:, None], (65, 45)), rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(gx.numpy(), np.broadcast_to(y.astype(np.float64).sum(1), (10, 45, 65)), rtol=1e-4, atol=1e-4)
+  assert ("r_45_65_450", (65, 80)) in blocks
