@@ -24,15 +24,13 @@ from tinytpu.bundle import Bundle
 from tinytpu.config import Config
 
 CLOCK_HZ = 1e9  # nominal clock: reported kernel time = cycles / CLOCK_HZ
-# The backend's core, or the one TINYTPU_BACKEND_CONFIG names ("N=8,VMEM_TILES=8192"). Buffers live
-# in HBM and kernels larger than VMEM stream their lane loop through it (backend/stream.py), but the
-# default keeps a 32768-tile VMEM (2 MB at N = 4) until two pieces land: the MXU schedule does not
-# stream its operand blocks from HBM yet (at the architecture's 1024 tiles a 64x64x64 int8 GEMM
-# falls back to the VPU: 20x the instructions), and a reduce loop is not chunked yet (a sum of 2^20
-# elements splits into r_256_4096, whose every output tile reads 4096 tiles). 256 PSUM tiles keep a
+# The backend's core, or the one TINYTPU_BACKEND_CONFIG names ("N=8,VMEM_TILES=8192"): the
+# architecture's configuration (config.py: VMEM_TILES = 1024, 64 KB at N = 4). Buffers live in HBM;
+# kernels larger than VMEM stream their lane loop (stream.py, windows.py), reduce loops (rstream.py,
+# rblock.py) or MXU operand blocks (mxu_stream.py, mxu_plan.py) through it. 256 PSUM tiles keep a
 # GEMM's result block resident across its K blocks (64 would split a 64x64 result in four column
 # groups and stage every K block four times).
-BACKEND_DEFAULT = "VMEM_TILES=32768 PSUM_TILES=256"
+BACKEND_DEFAULT = "PSUM_TILES=256"
 
 
 def backend_config() -> Config:

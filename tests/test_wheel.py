@@ -159,4 +159,6 @@ def test_fresh_venv_installs_the_clone_and_runs_tinygrad_on_the_rtl(tmp_path):
   assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "[2, 3, 4]", r.stdout[-2000:] + r.stderr[-3000:]
   exes = list((tmp_path / "cache" / "tinytpu").glob("0.1.0-*/*/sim/tinytpu-sim"))
   assert len(exes) == 1, f"the co-sim was not built in the per-user cache: {list((tmp_path / 'cache').rglob('*'))[:20]}"
-  assert not (src / "build" / "N4_V32768_P256_I4096").exists()
+  from tinytpu.backend.device import BACKEND_DEFAULT
+  from tinytpu.config import Config
+  assert not (src / "build" / Config.from_str(BACKEND_DEFAULT).name).exists()

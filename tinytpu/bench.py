@@ -119,16 +119,15 @@ def _cnn_macs() -> int:
 
 
 # kernels run at another configuration, each in its own process (the backend's configuration is fixed per process)
-ARCH_VMEM = "VMEM_TILES=1024 PSUM_TILES=256"  # the architecture's 64 KB VMEM (with the backend's PSUM)
+# the backend's default is the architecture's 64 KB VMEM (1024 tiles at N = 4: operands stream from
+# HBM); the @2MB rows hold every operand of these kernels resident in a 2 MB VMEM, the streaming's cost
+RESIDENT_VMEM = "VMEM_TILES=32768 PSUM_TILES=256"
 OTHER_CONFIGS = {"gemm_256x256x256@N16": ("gemm_256x256x256", "N=16 VMEM_TILES=2048 PSUM_TILES=256"),
-                 # the architecture's 64 KB VMEM: the operands stream from HBM by K blocks (backend/mxu_stream.py)
-                 "gemm_256x256x256@HBM": ("gemm_256x256x256", ARCH_VMEM),
-                 # ... and an implicit-GEMM convolution through separable im2col tables (backend/mxu_plan.py)
-                 "conv_int8_8x16x16_k3@HBM": ("conv_int8_8x16x16_k3", ARCH_VMEM),
-                 # ... whose input (2048 tiles) streams too: band windows per K block, column chunks
-                 "conv_int8_32x32x32_k3@HBM": ("conv_int8_32x32x32_k3", ARCH_VMEM),
-                 "lenet5_int8@HBM": ("lenet5_int8", ARCH_VMEM),
-                 "cnn_digits@HBM": ("cnn_digits", ARCH_VMEM),
+                 "gemm_256x256x256@2MB": ("gemm_256x256x256", RESIDENT_VMEM),
+                 "conv_int8_8x16x16_k3@2MB": ("conv_int8_8x16x16_k3", RESIDENT_VMEM),
+                 "conv_int8_32x32x32_k3@2MB": ("conv_int8_32x32x32_k3", RESIDENT_VMEM),
+                 "lenet5_int8@2MB": ("lenet5_int8", RESIDENT_VMEM),
+                 "cnn_digits@2MB": ("cnn_digits", RESIDENT_VMEM),
                  "gemm_1024x1024x1024@N16": ("gemm_1024x1024x1024", "N=16"),
                  # TINYTPU is the chip's core 0 (TINYTPU_CHIP=1), the backend's configuration
                  "gemm_512x512x512_sharded": ("gemm_512x512x512_sharded", None)}
