@@ -9,17 +9,6 @@ from tinytpu import asm
 from tinytpu.backend import device, listing
 
 
-@pytest.fixture
-def sources(monkeypatch):
-  seen = []
-  compile_ = device.TinyTPUCompiler.compile
-  def spy(self, src):
-    seen.append(src)
-    return compile_(self, src)
-  monkeypatch.setattr(device.TinyTPUCompiler, "compile", spy)
-  return seen
-
-
 def test_listing_is_tasm(sources):
   a = np.arange(-40, 40, dtype=np.int32).reshape(8, 10)
   t = Tensor(a, device="TINYTPU")  # int32 operands of an MXU kernel: checked for int8 range at launch
