@@ -6,8 +6,7 @@
   rest of the index. With c whole tiles the rows are one 2-D copy; otherwise they fall in classes
   whose starts are whole tiles apart, one 2-D copy each (`_row_classes`).
 - **lane rows**: a buffer read across its rows by the lanes (a transpose's `x[j * S + i]`, j a lane
-  range): one row per value of j the chunk's lanes take; with S not whole tiles one copy covers the
-  rows' drift against the tiles (`_row_span`).
+  range): one row per value of j the chunk's lanes take, in classes like the rows above.
 
 In both the access's coefficient of the range becomes the row's pitch in VMEM, P * L + c % L
 (stream.row_form)."""
@@ -138,24 +137,11 @@ def _row_classes(c: int, first: int, R: int, box, L: int):
   return base // L, P, c * m // L, c * m // L + D * m, classes, tiles
 
 
-def _row_span(c: int, first, R: int, box, L: int):
-  """Rows q = 0 .. R - 1 of the index c * (first + q) + rest, rest in box (per chunk: lowest,
-  highest): (each chunk's first HBM tile H, the row tiles P). Row q is DMA'd from tile H + (c // L) * q
-  (one 2-D copy, stride c // L), P tiles. With c a multiple of L every row holds the same tiles of
-  rest; otherwise row q's elements sit (c % L) * q elements further into its tiles, so P covers the
-  last row's drift, and an element's VMEM offset in the copy is (P * L + c % L) * (first + q) + rest
-  - L * (H + (P - c // L) * first): affine again, the term's coefficient P * L + c % L
-  (stream.row_form)."""
-  a = c % L
-  H = (c * first + box[0]) // L
-  P = int(((c * first + a * (R - 1) + box[1]) // L - H + 1).max())
-  return H, P
-
-
 def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   """A lane-row window over the reads through idx: (starts, rows, row tiles, HBM row stride, the
-  lane range, its coefficient, VMEM-coordinate starts), or None. Every index must be affine and
-  ungated with the same term c * j, j a lane range and c >= L the largest coefficient (`_row_span`)."""
+  lane range, its coefficient, VMEM-coordinate starts, copy tiles, row classes, their VMEM stride),
+  or None. Every index must be affine and ungated with the same term c * j, j a lane range and c >= L
+  the largest coefficient (rows not whole tiles apart: `_row_classes`, first = the chunk's lowest j)."""
   L = low.L
   term = None
   for i in idx:
@@ -180,10 +166,15 @@ def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: di
   jv = np.broadcast_to(np.asarray(rv[j], dtype=np.int64), (nc * C * L,)).reshape(nc, C * L)
   j0, j1 = jv.min(axis=1), jv.max(axis=1)
   R = int((j1 - j0).max()) + 1
-  starts, w = _row_span(c, j0, R, box, L)
-  if w > ROW_TILES_MAX or R > ROWS_MAX or R * w >= size_t:
+  geo = _row_classes(c, j0, R, box, L)
+  if geo is None:
     return None
-  return starts, R, w, c // L, j, c, starts + (w - c // L) * j0
+  starts, P, hstride, vstride, classes, tiles = geo
+  if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
+    return None
+  # an element's offset in the copy is (P * L + c % L) * (j - j0) + rest + c * j0 - L * H_0: in VMEM
+  # row coordinates the chunk starts at H_0 + (P - c // L) * j0
+  return starts, R, P, hstride, j, c, starts + (P - c // L) * j0, tiles, classes, vstride
 
 
 def _box_forms(low, forms: list, rv: dict, nc: int, C: int):

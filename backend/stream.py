@@ -306,7 +306,7 @@ class Stream:
   def row_form(self, buf, idx, form):
     """An access's affine form in a row window's coordinates: the row term's coefficient becomes a
     row's size in VMEM (row r - r.vmin at (r - r.vmin) * row_tiles * L), plus the rows' drift
-    against the tiles when c is not a multiple of L (windows._row_span)."""
+    against the tiles when c is not a multiple of L (rowwin._row_classes)."""
     w = self.window(buf, idx)
     if w is None or not w.rows or form is None:
       return form

@@ -346,7 +346,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
       if rw is None and lanes + 4 <= L:
         lr = _lane_rows(low, e["idx"], rv, nc, C, size_t, masks)
-    if stepped is not None and (rw is None or rw[6] >= stepped[0]) and (lr is None or lr[1] * lr[2] >= stepped[0]):
+    if stepped is not None and (rw is None or rw[6] >= stepped[0]) and (lr is None or lr[7] >= stepped[0]):
       w.tiles, w.lo, w.step = stepped
       ends = [w.lo + c * w.step for c in (0, nc - 1)]
       w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
@@ -363,10 +363,10 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       parts = [_table(low, ix, rv, nc, C, masks, size_t) for ix in by.values()]
       if all(g is not None for g in parts) and sum(g[1] for g in parts) < (size_t if t is None else t[1]):
         groups = [(*g, k) for g, k in zip(parts, by)]
-    if lr is not None and (groups is None or lr[1] * lr[2] < sum(g[1] for g in groups)):
-      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, vst = lr
-      w.tiles, w.lo, w.vlo = w.rows * w.row_tiles, int(starts[0]), int(vst[0])
-      last = int(starts.max()) + (w.rows - 1) * w.rstride + w.row_tiles
+    if lr is not None and (groups is None or lr[7] < sum(g[1] for g in groups)):
+      starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, vst, w.tiles, w.classes, w.vstride = lr
+      w.lo, w.vlo = int(starts[0]), int(vst[0])
+      last = int(starts.max()) + max(h + (n - 1) * w.rstride for h, _, n in w.classes) + w.row_tiles
       w.over = (max(0, -int(starts.min())), max(0, last - size_t))
       w.starts, w.vstarts, w.lane = tuple(int(v) for v in starts), tuple(int(v) for v in vst), lanes
       lanes += 4
