@@ -671,3 +671,19 @@ def test_server_interrupted_mid_bundle_is_replaced():
   assert srv.proc.poll() is not None  # gone, so the runner starts a fresh one
   with cosim.Server(DEFAULT) as fresh:
     assert fresh.run(bundle.write(asm.assemble_bundle("LI s1, 7\nHALT\n.dump sreg\n", DEFAULT))).status == "ok"
+
+
+def test_x_randomised_builds_are_their_own_variant(monkeypatch):
+  """TINYTPU_XRAND=<seed>: the co-sim is built with unique X values (its own build folder) and each
+  process seeds them (rtl/sim/sim_clock.h); the nightly's cosim-xrand group runs the random
+  lockstep on it. A seed that is not an integer is refused, not ignored."""
+  from tinytpu import cosim
+  monkeypatch.delenv("TINYTPU_XRAND", raising=False)
+  assert cosim.xrand_seed() is None and cosim.x_args() == ["--x-assign", "fast", "--x-initial", "fast"]
+  monkeypatch.setenv("TINYTPU_XRAND", "20261205")
+  assert cosim.xrand_seed() == 20261205 and cosim.x_args() == ["--x-assign", "unique", "--x-initial", "unique"]
+  monkeypatch.setenv("TINYTPU_XRAND", "tonight")
+  with pytest.raises(ValueError, match="TINYTPU_XRAND='tonight': expected an integer seed"):
+    cosim.x_args()
+  sim = (cosim.SIM / "sim_clock.h").read_text()
+  assert 'getenv("TINYTPU_XRAND")' in sim and "randReset(2)" in sim and "randSeed(" in sim

@@ -70,6 +70,26 @@ def coverage_build() -> bool:
   return "--coverage" in os.environ.get("TINYTPU_BUILD_ARGS", "").split()
 
 
+def xrand_seed() -> int | None:
+  """TINYTPU_XRAND=<seed> (the regression's X-randomised variant, as for the unit environments): the
+  co-sim binaries are built with `--x-assign unique --x-initial unique`, in a build folder of their
+  own, and every process draws the values of its uninitialised state and X assignments from the
+  seed (rtl/sim/sim_clock.h: randReset(2), randSeed); None without it."""
+  v = os.environ.get("TINYTPU_XRAND", "").strip()
+  if not v:
+    return None
+  try:
+    return int(v)
+  except ValueError:
+    raise ValueError(f"TINYTPU_XRAND={v!r}: expected an integer seed") from None
+
+
+def x_args() -> list[str]:
+  """Verilator's X handling for a co-sim build: zeros (fast), or unique values under TINYTPU_XRAND."""
+  how = "fast" if xrand_seed() is None else "unique"
+  return ["--x-assign", how, "--x-initial", how]
+
+
 COVERAGE_RUNS = tools.BUILD / "cosim-cov"  # <pid>-<n>/coverage.dat per co-sim process (regress/codecov.collect)
 _cov_seq = iter(range(1 << 62))
 
@@ -93,10 +113,12 @@ def verilate(top: str, gen_args: list[str], sources: list[pathlib.Path], d: path
   cov = coverage_build()
   if cov:
     d, lock_path = d.with_name(d.name + "-cov"), lock_path.with_name(lock_path.name + ".cov")
+  if xrand_seed() is not None:
+    d, lock_path = d.with_name(d.name + "-xr"), lock_path.with_name(lock_path.name + ".xr")
   d.mkdir(parents=True, exist_ok=True)
   exe = d / name
   cmd = [tools.verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--threads", "1", "-O3",
-         "--assert", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+         "--assert", *x_args(), "-Wno-fatal", "-Wno-lint", "-Wno-style",
          "--top-module", top, *gen_args, "--Mdir", str(d / "obj"), "-o", str(exe),
          f"-I{tools.RTL}", "-CFLAGS", " ".join(CFLAGS + [f"-I{SIM}", f"-I{d}"]),
          *(["--trace-fst" if FST else "--trace"] if trace else []), *(tools.COVERAGE_ARGS if cov else []),

@@ -23,6 +23,12 @@ struct SimClock {
 
   SimClock(const char *trace, const char *name) {
     ctx->threads(1);
+    // an X-randomised build (tinytpu.cosim.xrand_seed, --x-initial unique): the state the reset does
+    // not reach and every X assignment take values drawn from this seed, not zeros
+    if (const char *xr = getenv("TINYTPU_XRAND")) {
+      ctx->randReset(2);
+      ctx->randSeed(atoi(xr));
+    }
 #if VM_TRACE
     if (trace) ctx->traceEverOn(true);
 #endif
