@@ -27,7 +27,7 @@ from tinygrad.uop.ops import Ops
 from tinytpu import isa
 from tinytpu.backend.records import Const
 from tinytpu.backend.vcode import SR, VT, Label, Mem
-from tinytpu.backend.windows import Window, packed_table, period_step, plan_windows, table_period, table_tiles, table_width
+from tinytpu.backend.windows import Window, packed_table, period_step, plan_windows, table_period, table_tiles
 
 SPILL_RESERVE = 48  # VMEM tiles kept for spills when a kernel's layout is planned
 DMA_T = 255         # tiles per DMA row (the T field)
@@ -205,7 +205,6 @@ class Stream:
       self.table_base = t
       tiles = packed_table(plan, nc, self.period, self.L)
       self.chunk_tables = {t + j: row for j, row in enumerate(tiles)}
-      self.table_width = table_width(plan)
       t += len(tiles)
     self.windows = plan
     self.by_index = {(w.slot, w.index): w for w in plan.values() if w.index is not None}
@@ -455,16 +454,12 @@ class Stream:
 
   def table_start(self, lane: int, nxt: bool) -> int:
     """A temporary holding a table window's start for this chunk (or the next), in tiles from chunk
-    0's: element lane (+ 1) of the chunk's entry in the packed table (windows.packed_table), the
-    entry counted by the chunks left in the period, gathered into every lane of a tile."""
+    0's: table lane `lane` (+ 1) of the chunk counted by the chunks left in the period, element
+    (lane + nxt) * period + chunks left of the packed table (windows.packed_table), gathered into
+    every lane of a tile."""
     tv, t = VT("chunk table"), self.sreg("chunk start")
-    e = self.s_pc
-    if self.table_width > 1:
-      e, k = self.sreg("table entry"), self.sreg("table width")
-      self.ins("LI", SR(k), self.table_width)
-      self.ins("SMUL", SR(e), SR(self.s_pc), SR(k))
     self.ins("VZERO", tv)
-    self.ins("VGATHER", tv, tv, Mem(e, self.table_base * self.L + lane + nxt))
+    self.ins("VGATHER", tv, tv, Mem(self.s_pc, self.table_base * self.L + (lane + nxt) * self.period))
     self.ins("VEXTRACT", SR(t), tv, 0, 0)
     if lane in self.period_regs:
       self.ins("SADD", SR(t), SR(t), SR(self.period_regs[lane]))

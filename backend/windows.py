@@ -422,11 +422,13 @@ def table_tiles(windows: dict, nc: int, L: int) -> int:
 
 
 def packed_table(windows: dict[int, Window], nc: int, P: int, L: int) -> list[list[int]]:
-  """chunk_table's rows packed into tiles: the chunk read at `chunks left in the period` k holds
-  elements k * E .. k * E + E - 1 (E = table_width), so a table of many chunks takes P * E / L tiles,
-  not P (stream.table_start reads an element with VGATHER)."""
+  """chunk_table's rows packed into tiles, lane by lane: table lane k of the chunk read at `chunks
+  left in the period` j is element k * P + j, so a table of many chunks takes P * E / L tiles (E =
+  table_width), not P, and its address is the counter plus a constant (stream.table_start: one
+  VGATHER)."""
   E = table_width(windows)
-  flat = [v for row in chunk_table(windows, nc, P, L) for v in row[:E]]
+  rows = chunk_table(windows, nc, P, L)
+  flat = [rows[j][k] for k in range(E) for j in range(P)]
   flat += [0] * (-len(flat) % L)
   return [flat[i:i + L] for i in range(0, len(flat), L)]
 
