@@ -44,10 +44,13 @@ class BlockedLanes:
     return sorted(out, key=lambda b: b[1] / b[0])
 
   def block_chunks(self, Bp: int) -> list[int]:
-    """Chunk sizes (tiles) that keep chunks inside one block or make them whole blocks, largest first."""
+    """Chunk sizes (tiles) that keep chunks inside one block or make them whole blocks (up to
+    CHUNK_MAX tiles), largest first."""
     Tb = Bp // self.L
-    divs = {d for d in range(1, Tb + 1) if Tb % d == 0}
-    return sorted(divs | {Tb << i for i in range(1, 11)}, reverse=True)
+    sizes = {d for d in range(1, Tb + 1) if Tb % d == 0}
+    while (k := max(sizes) * 2) <= CHUNK_MAX and max(sizes) >= Tb:
+      sizes.add(k)
+    return sorted((C for C in sizes if C <= CHUNK_MAX), reverse=True)
 
   def block_lanes(self, gp: VT) -> VT:
     """The output index of every lane of tile register gp (blocked lanes): q = g' / Bp, r = g' - q * Bp
@@ -79,8 +82,8 @@ class BlockedLanes:
       T = lane_count(self) // L
       gp = np.arange(T * L, dtype=np.int64)
       for C in self.block_chunks(blk[1]):
-        if C > CHUNK_MAX or C >= T:
-          continue
+        if C >= T:
+          continue  # one chunk: the kernel did not fit whole
         nc = -(-T // C)
         plan = self._windows(C, nc, forms, uses, gp, tables=True)
         if sum(w.tiles for w in plan.values()) + table_tiles(plan, nc, L) + 1 + SPILL_RESERVE <= V:

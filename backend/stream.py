@@ -295,17 +295,18 @@ class Stream:
     if hreg is not None:
       self.ins("SADD", SR(h), SR(h), SR(hreg))
     self.ins("LI", SR(st), w.rstride)
-    # one 2-D copy per class of rows (windows._row_classes; one class when the stride is whole tiles)
-    for hoff, voff, rows in w.classes or ((0, 0, w.rows),):
-      self.ins("DMA.CFG", SR(st), rows, w.vstride if w.classes else w.row_tiles)
+    # one 2-D copy per class of rows (rowwin._row_classes: one class when the stride is whole tiles)
+    for hoff, voff, rows in w.classes:
+      self.ins("DMA.CFG", SR(st), rows, w.vstride)
       self.ins("DMA.IN", Mem(vreg, w.base + voff), Mem(h, hoff), w.row_tiles)
     self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
     self.free_temps()
 
   def row_form(self, buf, idx, form):
-    """An access's affine form in a row window's coordinates: the row term's coefficient becomes a
-    row's size in VMEM (row r - r.vmin at (r - r.vmin) * row_tiles * L), plus the rows' drift
-    against the tiles when c is not a multiple of L (rowwin._row_classes)."""
+    """An access's affine form in a row window's coordinates: the row term's coefficient c becomes
+    the rows' pitch in VMEM, row_tiles * L + c mod L (rowwin._row_classes: the classes' rows are laid
+    out so that row r - r.vmin starts that many elements after row 0), and a fused outer range's
+    coefficient the pitch times its rows per step."""
     w = self.window(buf, idx)
     if w is None or not w.rows or form is None:
       return form

@@ -68,7 +68,7 @@ class Window:
   rrange: UOp | None = None  # the reduce (or lane) range whose term `rcoef * rrange` the rows stand for
   rcoef: int = 0
   rfused: tuple = ()     # (range, coefficient) of the outer ranges fused into rrange's rows (rowwin._row_terms): coefficient / rcoef rows each
-  classes: tuple = ()    # a row window whose stride is not whole tiles: (HBM tile, VMEM tile, rows) of each class of rows (one 2-D DMA each)
+  classes: tuple = ()    # a row window's classes of rows (rowwin._row_classes): (HBM tile, VMEM tile, rows) of each, one 2-D DMA each
   vstride: int = 0       # ... the VMEM tiles between a class's rows
   vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
   vlo: int = 0

@@ -685,5 +685,8 @@ def test_x_randomised_builds_are_their_own_variant(monkeypatch):
   monkeypatch.setenv("TINYTPU_XRAND", "tonight")
   with pytest.raises(ValueError, match="TINYTPU_XRAND='tonight': expected an integer seed"):
     cosim.x_args()
+  monkeypatch.setenv("TINYTPU_XRAND", str(1 << 31))
+  with pytest.raises(ValueError, match=r"must be in \[0, 2\*\*31\)"):
+    cosim.x_args()
   sim = (cosim.SIM / "sim_clock.h").read_text()
   assert 'getenv("TINYTPU_XRAND")' in sim and "randReset(2)" in sim and "randSeed(" in sim

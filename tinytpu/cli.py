@@ -94,7 +94,10 @@ def lint_python() -> int:
   return 1 if r.returncode or problems else 0
 
 
-WIDE_LINT_N = (8, 16)  # the nightly's wider builds (N = 4 is every module's default)
+def wide_lint_n() -> list[int]:
+  """The array widths above every module's default (N = 4) up to the configuration's limit: 8, 16."""
+  from tinytpu.config import DEFAULT, N_MAX
+  return [n for n in (1 << k for k in range(N_MAX.bit_length())) if DEFAULT.N < n <= N_MAX]
 
 
 def lint_rtl() -> int:
@@ -114,14 +117,15 @@ def lint_rtl() -> int:
       print(r.stderr)
   # the chip holds every core module: linted again at the widest lanes the builds use, where
   # N*N-lane buses pass Verilator's 8192-bit replication limit (a '0 over them is an error there)
-  for n in WIDE_LINT_N:
+  wide = wide_lint_n()
+  for n in wide:
     cmd = [tools.verilator_bin(), "--lint-only", "-Wall", "--assert", f"-I{tools.RTL}", *waivers, *map(str, srcs), "--top-module", "chip", f"-GN={n}"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=tools.verilator_env())
     print(f"lint {f'chip N={n}':24s} {'ok' if r.returncode == 0 else 'FAIL'}")
     if r.returncode:
       failed += 1
       print(r.stderr)
-  print(f"lint: {len(srcs) - 1 + len(WIDE_LINT_N) - failed}/{len(srcs) - 1 + len(WIDE_LINT_N)} modules and widths clean")
+  print(f"lint: {len(srcs) - 1 + len(wide) - failed}/{len(srcs) - 1 + len(wide)} modules and widths clean")
   return 1 if failed else 0
 
 

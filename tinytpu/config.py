@@ -9,6 +9,9 @@ class ConfigError(ValueError):
   pass
 
 
+N_MAX = 16  # lane indices and VEXTRACT's row/column fields are 4 bits
+
+
 def _is_pow2(x: int) -> bool:
   return x > 0 and (x & (x - 1)) == 0
 
@@ -46,8 +49,8 @@ class Config:
         raise ConfigError(f"config: {name} must be an int, got {v!r}")
       if not _is_pow2(v) or v < lo:
         raise ConfigError(f"config: {name}={v} must be a power of two >= {lo}")
-    if self.N > 16:
-      raise ConfigError(f"config: N={self.N} must be <= 16 (lane indices and VEXTRACT fields are 4 bits)")
+    if self.N > N_MAX:
+      raise ConfigError(f"config: N={self.N} must be <= {N_MAX} (lane indices and VEXTRACT fields are 4 bits)")
     if self.VMEM_TILES > 1 << 20 or self.PSUM_TILES > 1 << 16 or self.IMEM_WORDS > 1 << 16:
       raise ConfigError(f"config: memory sizes out of range (VMEM_TILES <= 2^20, PSUM_TILES <= 2^16, IMEM_WORDS <= 2^16): {self}")
     for name in ("HBM_LATENCY", "HBM_BW_NUM", "HBM_BW_DEN"):

@@ -79,9 +79,12 @@ def xrand_seed() -> int | None:
   if not v:
     return None
   try:
-    return int(v)
+    seed = int(v)
   except ValueError:
     raise ValueError(f"TINYTPU_XRAND={v!r}: expected an integer seed") from None
+  if not 0 <= seed < 1 << 31:  # the C++ main reads it with atoi into Verilator's int seed
+    raise ValueError(f"TINYTPU_XRAND={v!r}: the seed must be in [0, 2**31)")
+  return seed
 
 
 def x_args() -> list[str]:

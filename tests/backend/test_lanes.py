@@ -90,7 +90,15 @@ def test_block_candidates_innermost_first_and_padding_bounded():
   assert K().block_candidates() == []  # 16 and 48 are whole tiles
   K.extents = [9, 5]
   assert K().block_candidates() == []  # 5 outputs in 16 lanes: more than 2x padding
-  assert stream.CHUNK_MAX >= 63
+
+
+def test_block_chunks_stay_in_a_block_or_take_whole_blocks():
+  """A chunk of a blocked layout divides a block's tiles or is whole blocks (never straddling a
+  block boundary), at most CHUNK_MAX tiles."""
+  class K(lanes.BlockedLanes):
+    L = 16
+  assert K().block_chunks(16 * 63) == [1008, 504, 252, 126, 63, 21, 9, 7, 3, 1]
+  assert max(K().block_chunks(16 * 1500)) <= stream.CHUNK_MAX and 1500 not in K().block_chunks(16 * 1500)
 
 
 def test_batched_matmul_gradient_reads_450_rows_through_blocks(blocks, vmem_1024, monkeypatch):
