@@ -56,7 +56,7 @@ class Handlers:
     if u in self.lane_ranges:
       self.vals[u] = self.lane_range_tile(u)
       return
-    if self.rs_range(u):  # rstream.py: the reduce loop whose buffer streams by blocks
+    if self.rs_range(u) or self.rb_range(u):  # rstream.py / rowblock.py: the reduce loop whose buffers stream by blocks
       return
     ext = u.src[0]
     var = self.sreg("loop variable", temp=False)
@@ -87,10 +87,13 @@ class Handlers:
     end, var, step = lp.end, lp.var, lp.step
     for c, r in lp.derived.items():
       self.ins("SADDI", SR(r), SR(r), c * step)
+    for r, c in lp.stepped:
+      self.ins("SADDI", SR(r), SR(r), c * step)
     self.ins("SADDI", SR(var), SR(var), step)
     self.code.append(Label(end))
     if self.rstream is not None and rng is self.rstream.rng:
       self.rs_end()  # rstream.py: the block loop around it (the variable and its induction registers run on)
+    self.rb_end(rng)  # rowblock.py: likewise for rows by blocks
     for r in lp.derived.values():
       self.release(r)
     self.release(var)
@@ -320,13 +323,17 @@ class Handlers:
     L = self.L
     if self.rstream is not None and self.rstream.part(buf.slot) is not None:
       return self.rs_address(buf, self.lin(a.idx))
-    form = self.row_form(buf, a.idx, self.lin(a.idx)) if mask is None else None
+    w = self.window(buf, a.idx)
+    # rows by blocks read through a gate too: every lane's address is inside the rows (rowblock.py)
+    form = self.row_form(buf, a.idx, self.lin(a.idx)) if mask is None or w is not None and w.block else None
     if form is None and getattr(self.window(buf, a.idx), "rows", 0):
       raise NotImplementedError(f"TINYTPU kernel {self.name}: buffer {buf.slot}'s row window is read by a gated access")
     if self.red and form is not None and form[0].get(self.red.rng) == 1 and form[1] % L == 0 and not form[2] \
         and all(k in self.lane_ranges for k in form[0] if k is not self.red.rng):
       # L consecutive elements of a lane-parallel reduce (the lane ranges are 0: one output element)
       return "tile", Mem(self.red.ptr, (buf.base + form[1]) // L + self.red.off), None
+    if form is not None and w is not None and w.block:  # rowblock.py: rows by blocks
+      return self.rb_address(w, form, self.ebase(buf, a.idx))
     eb, rb = self.ebase(buf, a.idx), self.rebase_reg(buf, a.idx)  # the window's element base and chunk register (stream.py)
     cb = self.copy_base(buf, a.idx)
     if form is not None and not self.symbolic and self.G % L == 0 and all(form[0].get(r, 0) == s for r, s in zip(self.lane_ranges, self.strides)) \

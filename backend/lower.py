@@ -41,6 +41,7 @@ from tinytpu.backend.records import Const, Kernel, LaneReduce, OpenLoop, SReg
 from tinytpu.backend.regalloc import NPHYS, _dce, _drop_unused, allocate
 from tinytpu.backend.schedule import schedule
 from tinytpu.backend.spill import reallocate
+from tinytpu.backend.rowblock import RowBlocks
 from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.rblock import ReduceBlocks
 from tinytpu.backend.stream import Stream
@@ -143,7 +144,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes, RowBlocks):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill

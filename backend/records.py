@@ -103,6 +103,7 @@ class OpenLoop:
   derived: dict = dataclasses.field(default_factory=dict)  # coefficient c -> scalar register holding c * var
   step: int = 1                 # the variable's step (copies of the body per iteration)
   copy: int = 0                 # which copy of a partially unrolled body is being lowered
+  stepped: list = dataclasses.field(default_factory=list)  # (register, amount): other registers stepped with the variable (rowblock.py)
 
 
 @dataclasses.dataclass(frozen=True)

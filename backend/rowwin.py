@@ -29,15 +29,17 @@ def _affine_lanes(f, rv: dict, n: int):
   return lane, umin, umax
 
 
-def _plain_read(low, i, masks: dict) -> bool:
+def _plain_read(low, i, masks: dict, gated: bool = False) -> bool:
   """An INDEX without a valid that only ungated LOADs read (from read_masks, or from the UOps when
-  the kernel was too large for it)."""
-  if i is None or len(i.src) != 2:
+  the kernel was too large for it); gated: LOADs through a gate or a valid count too (rows by
+  blocks, rowblock.py: their addresses are the row form's on every lane, inside the rows' box, and
+  the gate selects the value)."""
+  if i is None or len(i.src) != 2 and not (gated and len(i.src) == 3):
     return False
-  if i in masks:
+  if i in masks and not gated:
     return masks[i][2] is None
   users = [u for u in low.uops if any(x is i for x in u.src)]
-  return bool(users) and all(u.op is Ops.LOAD and u.src[0] is i and len(u.src) < 3 for u in users)
+  return bool(users) and all(u.op is Ops.LOAD and u.src[0] is i and (gated or len(u.src) < 3) for u in users)
 
 
 ROW_TILES_MAX, ROWS_MAX = 255, 65535  # a row window's row is one DMA row (the T field); its rows one DMA.CFG
@@ -64,25 +66,26 @@ def _row_terms(f, rv: dict, L: int, fuse: bool) -> tuple | None:
   return tuple(chain)
 
 
-def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
+def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, blocks: bool = False):
   """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
   stride, the range, its coefficient, copy tiles, row classes, their VMEM stride, the fused
   ranges), or None. Every index must be affine with the same largest term c * r (r a reduce range,
   c positive; rows of a c that is not a multiple of L drift against the tiles: `_row_classes`), and
   ungated (a gated read takes the value path, which addresses the buffer, not the rows). When no
   single range's rows fit, the terms below it that continue it exactly are fused into one range of
-  rows (`_row_terms`)."""
-  for fuse in (False, True):
-    if (out := _rows_of(low, idx, rv, nc, C, size_t, masks, fuse)) is not None:
+  rows (`_row_terms`). blocks: any number of rows, not fused (rowblock.py streams them by blocks of
+  the range's loop)."""
+  for fuse in (False,) if blocks else (False, True):
+    if (out := _rows_of(low, idx, rv, nc, C, size_t, masks, fuse, blocks)) is not None:
       return out
   return None
 
 
-def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, fuse: bool):
+def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, fuse: bool, blocks: bool = False):
   L = low.L
   chain = None
   for i in idx:
-    if not _plain_read(low, i, masks):
+    if not _plain_read(low, i, masks, gated=blocks):
       return None  # read through a gate (or not only read)
     if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
       return None
@@ -105,7 +108,7 @@ def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict
   if geo is None:
     return None
   starts, P, hstride, vstride, classes, tiles = geo
-  if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
+  if P > ROW_TILES_MAX or not blocks and (R > ROWS_MAX or tiles >= size_t):
     return None
   return starts, R, P, hstride, r, c, tiles, classes, vstride, tuple((t, cc) for cc, t in chain[:-1])
 

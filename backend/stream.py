@@ -175,6 +175,8 @@ class Stream:
       return
     if self.plan_blocked(uses, forms):  # lanes.py: no lane tile straddles an outer lane range
       return
+    if self.plan_row_blocks(uses, forms):  # rowblock.py: a row window's rows by blocks of its range's loop
+      return
     if worst is None:
       raise NotImplementedError(f"{what}; no chunking of its lane loop fits (missing: chunking the kernel's reduce loops)")
     b = next(b for b in self.bufs.values() if b.slot == worst.slot)
@@ -183,8 +185,8 @@ class Stream:
       f"loop (one tile of outputs) touches {worst.tiles} of its tiles, VMEM has {V}; missing: chunking the kernel's reduce loops "
       "(a window over the reduce ranges)")
 
-  def _windows(self, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
-    return plan_windows(self, C, nc, forms, uses, g_all, tables)
+  def _windows(self, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True, rowblocks: bool = False) -> dict[int, Window]:
+    return plan_windows(self, C, nc, forms, uses, g_all, tables, rowblocks)
 
   def _adopt(self, plan: dict[int, Window], C: int, nc: int, sets: int):
     """Lay the windows out (copy 0 of every streamed one, copy 1, the fixed ones, then the chunk
@@ -197,8 +199,8 @@ class Stream:
     self.set_tiles = t if sets == 2 else 0
     t += self.set_tiles
     for w in plan.values():
-      if not w.streamed:
-        w.base, t = t, t + w.tiles
+      if not w.streamed:  # fixed windows, and rows by blocks (two copies of a block, rowblock.py)
+        w.base, t = t, t + w.tiles * (2 if w.block else 1)
     self.chunk_tables, self.table_regs, self.period_regs = {}, {}, {}
     self.period = table_period(plan, nc)
     if self.period:
@@ -234,6 +236,8 @@ class Stream:
 
   def rebase_reg(self, buf, idx=None) -> int:
     w = self.window(buf, idx)
+    if w is not None and w.block:  # rowblock.py's accesses are addressed by rb_address
+      raise AssertionError(f"TINYTPU kernel {self.name}: buffer {w.slot}'s rows by blocks addressed outside rb_address")
     if w is not None and w.starts is not None:
       return self.table_regs[w.lane + (2 if w.vstarts is not None else 0)]
     return self.step_regs[w.step] if w is not None and w.step else 0
@@ -290,17 +294,22 @@ class Stream:
     """A streamed window's DMA.IN into the copy at vreg (+ its base); a row window is one 2-D copy."""
     if not w.rows:
       return self.dma("DMA.IN", vreg, w.base, w.slot, w.lo, w.tiles, hreg=hreg)
-    h, st = self.sreg("HBM address"), self.sreg("DMA stride")
+    h = self.sreg("HBM address")
     self.ins("LI", SR(h), HbmAddr(w.slot, w.lo))
     if hreg is not None:
       self.ins("SADD", SR(h), SR(h), SR(hreg))
+    self.row_dmas(w, vreg, h)
+    self.free_temps()
+
+  def row_dmas(self, w: Window, vreg: int, h: int):
+    """A row window's rows from HBM tile [h] into the copy at [vreg + base]: one 2-D copy per class of
+    rows (rowwin._row_classes: one class when the stride is whole tiles)."""
+    st = self.sreg("DMA stride")
     self.ins("LI", SR(st), w.rstride)
-    # one 2-D copy per class of rows (rowwin._row_classes: one class when the stride is whole tiles)
     for hoff, voff, rows in w.classes:
       self.ins("DMA.CFG", SR(st), rows, w.vstride)
       self.ins("DMA.IN", Mem(vreg, w.base + voff), Mem(h, hoff), w.row_tiles)
     self.ins("DMA.CFG", SR(0), 1, 0)  # back to one row
-    self.free_temps()
 
   def row_form(self, buf, idx, form):
     """An access's affine form in a row window's coordinates: the row term's coefficient c becomes
@@ -359,7 +368,7 @@ class Stream:
       if w.step and w.step not in self.step_regs:
         r = self.step_regs[w.step] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
-      if w.starts is not None:  # chunk 0's start is the window's lo: no rebase (lane rows: the VMEM-coordinate start's)
+      if w.starts is not None and not w.block:  # chunk 0's start is the window's lo: no rebase (lane rows: the VMEM-coordinate start's)
         r = self.table_regs[w.lane + (2 if w.vstarts is not None else 0)] = self.sreg("window rebase", temp=False)
         self.ins("LI", SR(r), 0)
     self.s_set = self.sreg("window copy", temp=False) if self.sets == 2 else 0

@@ -72,6 +72,7 @@ class Window:
   vstride: int = 0       # ... the VMEM tiles between a class's rows
   vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
   vlo: int = 0
+  block: int = 0         # a row window streamed by blocks of `block` rows of rrange's loop (rowblock.py; tiles and classes: one block's)
 
   @property
   def table_lanes(self) -> int:
@@ -80,8 +81,9 @@ class Window:
 
   @property
   def streamed(self) -> bool:
-    """Copied in (and out) per chunk, two copies when double buffered."""
-    return bool(self.step) or self.starts is not None
+    """Copied in (and out) per chunk, two copies when double buffered (a row window by blocks: by its
+    own block loop instead, rowblock.py)."""
+    return (bool(self.step) or self.starts is not None) and not self.block
 
 
 def _cdiv(a, b):
@@ -313,9 +315,10 @@ def lane_count(low) -> int:
   return low.G if blk is None else low.G // blk[0] * blk[1]
 
 
-def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True) -> dict[int, Window]:
+def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: bool = True, rowblocks: bool = False) -> dict[int, Window]:
   """Every buffer's window for chunks of C lane tiles (nc of them). tables: table windows allowed
-  (stream.py's chunk loop reads them; the MXU stream's chunks do not)."""
+  (stream.py's chunk loop reads them; the MXU stream's chunks do not). rowblocks: a row window is
+  taken wherever one exists, however many rows it has (rowblock.py streams its rows by blocks)."""
   L = low.L
   blocked = getattr(low, "block", None) is not None
   g = block_g(g_all[:nc * C * L] if nc * C * L <= len(g_all) else np.arange(nc * C * L, dtype=np.int64), getattr(low, "block", None), low.G)
@@ -343,10 +346,10 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
     if eligible:
       if masks is None:
         masks = read_masks(low, rv, nc * C * L)
-      rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
+      rw = _rows(low, e["idx"], rv, nc, C, size_t, masks, blocks=rowblocks)
       if rw is None and lanes + 4 <= L:
         lr = _lane_rows(low, e["idx"], rv, nc, C, size_t, masks)
-    if stepped is not None and (rw is None or rw[6] >= stepped[0]) and (lr is None or lr[7] >= stepped[0]):
+    if stepped is not None and (rw is None or rw[6] >= stepped[0] and not rowblocks) and (lr is None or lr[7] >= stepped[0]):
       w.tiles, w.lo, w.step = stepped
       ends = [w.lo + c * w.step for c in (0, nc - 1)]
       w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
@@ -371,7 +374,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       w.starts, w.vstarts, w.lane = tuple(int(v) for v in starts), tuple(int(v) for v in vst), lanes
       lanes += 4
       continue
-    if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups)):
+    if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups) or rowblocks):
       starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, w.tiles, w.classes, w.vstride, w.rfused = rw
       w.lo = int(starts[0])
       last = int(starts.max()) + max(h + (n - 1) * w.rstride for h, _, n in w.classes) + w.row_tiles

@@ -1,0 +1,96 @@
+"""Row windows by blocks (backend/rowblock.py) at the architecture's 1024 VMEM tiles: kernels whose
+rows for one lane tile exceed VMEM (fp32 matmuls with long reduce ranges on the VPU, convolutions
+with many input channels) stream the rows by blocks of their range's loop; exact against a
+sequential float32 sum / torch, the RTL against golden."""
+import numpy as np
+import pytest
+
+import tinytpu  # noqa: F401  registers the device
+from tinygrad import Tensor
+from tinygrad.helpers import Context
+from tinytpu.backend import rowblock, rowwin
+from tinytpu.backend.windows import Window
+
+D = "TINYTPU"
+
+
+@pytest.fixture
+def row_blocks(monkeypatch):
+  """(kernel, blocked lanes, [(slot, rows per block, rows)]) of every kernel planned with rows by blocks."""
+  seen = []
+  orig = rowblock.RowBlocks.plan_row_blocks
+  def spy(self, uses, forms):
+    ok = orig(self, uses, forms)
+    if ok:
+      seen.append((self.name, self.block, [(w.slot, w.block, w.rows) for w in self.windows.values() if w.block]))
+    return ok
+  monkeypatch.setattr(rowblock.RowBlocks, "plan_row_blocks", spy)
+  return seen
+
+
+def _sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """float32 a @ b summed in k order, the product and the sum each rounded: tinygrad's reduce order
+  (the resident plan's result too)."""
+  acc = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
+  for k in range(a.shape[1]):
+    acc = acc + a[:, k:k + 1] * b[k:k + 1, :]
+  return acc
+
+
+@pytest.mark.parametrize("m,k,n,lanes", [(4, 784, 100, (100, 112)), (2, 1024, 128, None)])
+def test_fp32_matmul_whose_weights_exceed_vmem_streams_rows_by_blocks(row_blocks, vmem_1024, monkeypatch, m, k, n, lanes):
+  """`(4, 784) @ (784, 100)` (an MNIST layer) on the VPU: per lane tile 784 rows of the weights, 2
+  tiles each in 4 classes, more than VMEM; they come in blocks of k (the loop over k a block loop
+  around the block's steps), double buffered. The output is the sequential float32 sum, bit for
+  bit, on the RTL as on the golden model."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(21)
+  a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (Tensor(a, device=D) @ Tensor(b, device=D)).numpy()
+  assert (got == _sequential_matmul(a, b)).all()
+  assert len({(name, blk) for name, blk, _ in row_blocks}) == 1
+  name, blk, ws = row_blocks[-1]
+  assert blk == lanes
+  slot, Rb, R = ws[0]
+  assert R == k and Rb < k and k % Rb == 0 and [s for s, _, _ in ws] == [2]  # the weights (slot 2) by blocks, not whole
+
+
+def test_padded_conv_reads_its_gated_input_rows_by_blocks(row_blocks, vmem_1024, monkeypatch):
+  """A 3x3 fp32 convolution of 256 input channels with padding 1: its input reads are gated (the
+  padding), per lane tile one row per input channel (256 rows, 1024 tiles: more than VMEM). The rows
+  come by blocks; the gated-off lanes' addresses stay inside the rows and the gate selects 0."""
+  import torch
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(22)
+  x, w = rng.standard_normal((1, 256, 8, 8)).astype(np.float32), rng.standard_normal((2, 256, 3, 3)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = Tensor(x, device=D).conv2d(Tensor(w, device=D), padding=1).numpy()
+  exp = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), padding=1).numpy()
+  np.testing.assert_allclose(got, exp, rtol=1e-4, atol=1e-4)
+  assert {name for name, _, _ in row_blocks} == {"r_2_8_8_256_3_3"}
+  assert all(R == 256 and Rb < R for _, _, ws in row_blocks for _, Rb, R in ws)
+
+
+def test_kernels_whose_rows_fit_are_not_blocked(row_blocks, vmem_1024):
+  """Rows by blocks are the last resort: a matmul whose rows fit keeps its plan."""
+  rng = np.random.default_rng(23)
+  a, b = rng.standard_normal((1, 256)).astype(np.float32), rng.standard_normal((256, 250)).astype(np.float32)
+  np.testing.assert_allclose((Tensor(a, device=D) @ Tensor(b, device=D)).numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+  assert row_blocks == []
+
+
+@pytest.mark.parametrize("c", [16, 100, 250, 36, 7 * 16 + 8])
+def test_block_geometry_is_the_row_classes_of_fewer_rows(c):
+  """A block of Rb rows has rowwin._row_classes' layout for Rb rows (same classes, fewer rows each);
+  Rb not a multiple of the classes' period has none."""
+  L, R = 16, 240
+  lo, hi = np.array([3]), np.array([40])
+  full = rowwin._row_classes(c, 0, R, (lo, hi), L)
+  w = Window(slot=0, tiles=full[5], rows=R, row_tiles=full[1], rstride=full[2], rcoef=c, classes=full[4], vstride=full[3])
+  m = len(full[4])
+  for Rb in (m, 2 * m, 3 * m, R):
+    part = rowwin._row_classes(c, 0, Rb, (lo, hi), L)
+    assert rowblock.block_geometry(w, Rb, L) == (part[5], part[4])
+  if m > 1:
+    assert rowblock.block_geometry(w, m + 1, L) is None
