@@ -1,27 +1,31 @@
-"""Row windows by blocks (a mixin of Lowering): a row window (rowwin.py) whose rows do not fit in
+"""Row windows by blocks (a mixin of Lowering): a buffer read row by row whose rows do not fit in
 VMEM even for one lane tile streams them by blocks of its range's loop.
 
 An fp32 `(4, 784) @ (784, 100)` on the VPU reads `W[k * 100 + n]`: per lane tile one row of W per
-value of k, 784 rows of 2 tiles, more than a 1024-tile VMEM holds. Its row window keeps the lane
-chunker's start (a step or a table, windows.py) but holds Rb rows, two copies: the loop over k
-becomes a block loop around a loop of Rb steps, and block b + 1's rows (one 2-D DMA per class of
-rows, as the chunk's would be) stream in while block b is reduced. Rb divides the range's extent
-and is a multiple of the classes' period m = L / gcd(c, L) (every block's classes then sit at the
-same offsets, c * Rb / L whole tiles further into HBM) and of the loop's unroll step.
+value of k, 784 rows of 2 tiles, more than a 1024-tile VMEM holds. A convolution's weight gradient
+reads `x[b * 65536 + ci * 4096 + (oy + ky) * 64 + ox + kx]`: per value of oy one row (the lanes'
+ky, kx and the inner loop's ox), inside a loop over the images b. rowwin.block_rows finds the
+rows (the innermost reduce range r with a term c * r, c >= L); the terms of the loops around r's
+(`outer`, b above) are known when r's loop starts.
 
-An access keeps the row window's form (stream.row_form: the row term's coefficient is the row pitch
-`size = P * L + c mod L`) and the window's element base; its rebase is the block register
+The row window keeps the lane chunker's start (a step or a table, windows.py) but holds Rb rows,
+two copies: r's loop becomes a block loop around a loop of Rb steps (fewer in a last, partial
+block), and block k + 1's rows (one 2-D DMA per class of rows, rowwin.row_layout) stream in while
+block k is reduced. Block k starts at element E = L * (chunk start) + outer terms + c * k * Rb of
+the buffer: its rows come from HBM tile E // L on, and sit E mod L elements into the copy's rows.
+When that shift can be other than 0 (an outer coefficient or c * Rb not whole tiles) the rows
+take up to L - 1 elements more (one more tile, sometimes).
 
-    copy * tiles * L - (chunk start - chunk 0's start) * L - size * Rb * b
+An access keeps the row form (stream.row_form: r's coefficient is the row pitch `P * L + c mod L`)
+and the window's element base; its register is the window's pointer
 
-which the block loop steps (the copy flips, b counts). The loop variable and its induction registers
-run on across blocks, as rstream.py's do. Every lane tile of a chunk reads its blocks again: the
-planner tries chunks of one lane tile first (the narrowest rows) and with blocked lanes
-(lanes.py), where no lane tile straddles two output rows, and takes the plan of least estimated
-cost."""
+    copy * tiles * L - (chunk start - chunk 0's start) * L + E mod L + pitch * (r - k * Rb)
+
+stepped by the pitch with the loop variable and moved at every block's end. The outer terms are
+in the pointer, the other uniform terms in the access. Every lane tile of a chunk reads its blocks
+again: the planner tries chunks of a few lane tiles, with and without blocked lanes (lanes.py),
+and takes the plan of least estimated cost."""
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from tinygrad.dtype import dtypes
@@ -29,24 +33,26 @@ from tinygrad.uop.ops import UOp
 
 from tinytpu.backend.optable import LOOPI_MAX, _cint
 from tinytpu.backend.records import Const, OpenLoop, SReg
+from tinytpu.backend.rowwin import ROW_TILES_MAX, ROWS_MAX, row_layout
 from tinytpu.backend.stream import CHUNK_MAX, LAST_SKIP, SPILL_RESERVE, HbmAddr
 from tinytpu.backend.vcode import SR, Label, Mem
 from tinytpu.backend.windows import Window, lane_count, table_tiles
 
 ROWBLOCK_CHUNKS = 4  # chunk sizes tried per lane layout (the smallest: every lane tile reads every block again)
-DMA_ROWS_MAX, DMA_OFF_MAX = 65535, (1 << 15) - 1
+DMA_OFF_MAX = (1 << 15) - 1  # VMEM offsets of the DMAs: 16-bit immediates
 
 
-def block_geometry(w: Window, Rb: int, L: int) -> tuple[int, tuple] | None:
-  """(copy tiles, classes) of Rb rows of a row window (rowwin._row_classes with Rb rows), or None
-  when Rb is not a multiple of the classes' period."""
-  c, P = w.rcoef, w.row_tiles
-  m = L // math.gcd(c % L, L) if c % L else 1
-  if Rb % m:
+def block_geometry(w: Window, Rb: int, L: int) -> tuple | None:
+  """A block of Rb rows of a window to block: (row tiles, classes, copy tiles, HBM and VMEM class
+  strides), with room for a shift into the first tile when blocks or outer terms can start
+  inside one; None when a row or a class is too long for a DMA."""
+  c = w.rcoef
+  m = L // int(np.gcd(c % L, L)) if c % L else 1
+  shifted = any(cc % L for cc, _ in w.outer) or (c * Rb) % L and -(-w.rows // Rb) > 1
+  geo = row_layout(c, w.span + (L - 1 if shifted else 0), Rb, L)
+  if geo[0] > ROW_TILES_MAX or -(-Rb // m) > ROWS_MAX:
     return None
-  D = P - c // L
-  classes = tuple((h, v, -(-(Rb - i) // m)) for i, (h, v, _) in enumerate(w.classes[:m]))
-  return (c * (Rb - 1)) // L + D * (Rb - 1) + P, classes
+  return geo
 
 
 class RowBlocks:
@@ -87,68 +93,93 @@ class RowBlocks:
     return True
 
   def _block_rows(self, plan: dict, nc: int, sets: int, V: int) -> int | None:
-    """Block the row windows of one range (the one whose rows take most VMEM) in place: the largest
-    block that fits; the plan's estimated cycles, or None when no block fits."""
+    """Block the rows of one range (the one whose rows take most VMEM) in place: the largest block
+    that fits; the plan's estimated cycles, or None when none fits (or a window has rows of another
+    range: one block loop per kernel)."""
     L = self.L
-    loops = {}
-    for w in plan.values():
-      r = w.rrange
-      if w.rows and w.vstarts is None and not w.rfused and r is not None and r not in self.unrolled and _cint(r.src[0]) is not None \
-          and r.vmin == 0:
-        loops.setdefault(r, []).append(w)
-    if not loops:
+    ws = [w for w in plan.values() if w.span >= 0]
+    if not ws or len({id(w.rrange) for w in ws}) > 1:
       return None
-    rng, ws = max(loops.items(), key=lambda kv: sum(w.tiles for w in kv[1]))
+    rng = ws[0].rrange
     R = _cint(rng.src[0])
     U = self.partial[rng][1] if rng in self.partial else 1
-    fixed = sum(w.tiles * (sets if w.streamed else 1) for w in plan.values() if all(w is not x for x in ws))
+    fixed = sum(w.tiles * (sets if w.streamed else 1) for w in plan.values() if w.span < 0)
     fixed += table_tiles(plan, nc, L) + 1 + SPILL_RESERVE
-    for Rb in sorted((d for d in range(1, R + 1) if R % d == 0), reverse=True):
+    for Rb in range(R - R % U, 0, -U):
       geos = [block_geometry(w, Rb, L) for w in ws]
-      if Rb % U or any(g is None for g in geos) or any(n > DMA_ROWS_MAX for g in geos for _, _, n in g[1]):
+      if any(g is None for g in geos):
         continue
-      if fixed + 2 * sum(g[0] for g in geos) > V or fixed + 2 * sum(g[0] for g in geos) > DMA_OFF_MAX:
+      foot = fixed + 2 * sum(g[2] for g in geos)
+      if foot > V or foot > DMA_OFF_MAX:
         continue
-      for w, (tiles, classes) in zip(ws, geos):
-        w.block, w.tiles, w.classes, w.resident = Rb, tiles, classes, False
+      nb = -(-R // Rb)
+      for w, (P, classes, tiles, hs, vs) in zip(ws, geos):
+        w.block, w.row_tiles, w.classes, w.tiles, w.rstride, w.vstride, w.resident = Rb, P, classes, tiles, hs, vs, False
+        size_t = self.windows[w.slot].tiles
+        starts = np.asarray(w.starts if w.starts is not None else [w.lo + w.step * k for k in range(nc)])
+        top = sum(cc * t.vmax for cc, t in w.outer) + w.rcoef * (nb - 1) * Rb  # the last block's rows: Rb of them, past R too
+        last = int(starts.max()) + top // L + max(h + (n - 1) * hs for h, _, n in classes) + P
+        w.over = (max(0, -int(starts.min())), max(0, last - size_t))
       dma = sum(R * w.row_tiles for w in ws)  # per lane tile
       streamed = sum(w.tiles * nc for w in plan.values() if w.streamed)
       lane_tiles = lane_count(self) // L if self.block is not None else -(-self.G // L)
-      return lane_tiles * (dma + self.cfg.HBM_LATENCY + R * 4) + streamed
+      return lane_tiles * (dma + nb * 8 + self.cfg.HBM_LATENCY + R * 4) + streamed
     return None
 
   # --- the block loop ---------------------------------------------------------------------------
   def rb_windows(self, u: UOp) -> list[Window]:
-    return [w for w in getattr(self, "windows", {}).values() if w.block and w.rrange is u] if getattr(self, "chunked", False) else []
+    return [w for w in self.windows.values() if w.block and w.rrange is u] if getattr(self, "chunked", False) else []
+
+  def _rb_hbm(self, w: Window, E: int, ahead: int = 0) -> int:
+    """A temporary holding the HBM tile of the block starting at element E (+ ahead) of the buffer."""
+    h, k = self.sreg("row block HBM tile"), self.sreg("shift")
+    if ahead:
+      self.ins("SADDI", SR(h), SR(E), ahead)
+      E = h
+    self.ins("LI", SR(k), self.L.bit_length() - 1)
+    self.ins("SSRA", SR(h), SR(E), SR(k))
+    a = self.sreg("HBM address")
+    self.ins("LI", SR(a), HbmAddr(w.slot, 0))
+    self.ins("SADD", SR(h), SR(h), SR(a))
+    return h
 
   def rb_range(self, u: UOp) -> bool:
     """The RANGE of a row window's blocks: the block loop around a loop of Rb steps; False for others.
-    Per window three registers live through the loop: the next block's HBM tile, the rebase and
-    the other copy's offset; the prefetch needs one temporary, so induction registers of the loop
-    (set at the variable's LI, after block 0's DMAs) still find a register."""
+    Per window three registers live through the loop: the block's first element E, the pointer and
+    the other copy's offset."""
     ws = self.rb_windows(u)
     if not ws:
       return False
-    L, Rb = self.L, ws[0].block
-    nb = _cint(u.src[0]) // Rb
+    L, Rb, R = self.L, ws[0].block, _cint(u.src[0])
+    nb, shift = -(-R // Rb), L.bit_length() - 1
     left = self.sreg("row blocks left", temp=False)
     self.ins("LI", SR(left), nb - 1)
     if not hasattr(self, "rb_regs"):
       self.rb_regs = {}
     for w in ws:
-      h, rb, oc = (self.sreg(why, temp=False) for why in ("row block HBM address", "row block pointer", "row block other copy"))
+      E, pw, oc = (self.sreg(why, temp=False) for why in ("row block element", "row block pointer", "row block other copy"))
       t = self.chunk_offset(w, False)  # the chunk's start minus chunk 0's, in tiles
-      self.ins("LI", SR(h), HbmAddr(w.slot, w.lo))
-      self.ins("SADD", SR(h), SR(h), SR(t))
       k = self.sreg("shift")
-      self.ins("LI", SR(k), L.bit_length() - 1)
-      self.ins("SSHL", SR(rb), SR(t), SR(k))
-      self.ins("SSUB", SR(rb), SR(0), SR(rb))
+      self.ins("LI", SR(k), shift)
+      self.ins("SSHL", SR(t), SR(t), SR(k))
+      self.ins("LI", SR(E), w.lo * L)
+      self.ins("SADD", SR(E), SR(E), SR(t))
+      for cc, r in w.outer:  # the loops around: their terms move the rows
+        v = self.value(r)
+        if isinstance(v, Const):
+          self.ins("SADDI", SR(E), SR(E), cc * int(v.val))
+          continue
+        p = self.sreg("outer term")
+        self.ins("LI", SR(p), cc)
+        self.ins("SMUL", SR(p), SR(v.reg), SR(p))
+        self.ins("SADD", SR(E), SR(E), SR(p))
+      self.ins("LI", SR(k), L - 1)
+      self.ins("SAND", SR(pw), SR(E), SR(k))
+      self.ins("SSUB", SR(pw), SR(pw), SR(t))
       self.ins("LI", SR(oc), w.tiles)
-      self.row_dmas(w, 0, h)
-      self.ins("SADDI", SR(h), SR(h), w.rcoef * Rb // L)
+      self.row_dmas(w, 0, self._rb_hbm(w, E))
       self.free_temps()
-      self.rb_regs[id(w)] = (h, rb, oc)
+      self.rb_regs[id(w)] = (E, pw, oc)
     var = self.sreg("loop variable", temp=False)
     end, outer = self.label(), self.label()
     start = len(self.code)
@@ -158,17 +189,21 @@ class RowBlocks:
     skip = self.label() + LAST_SKIP
     self.ins("BEQ", SR(left), SR(0), skip)
     for w in ws:  # the next block into the other copy
-      h, _, oc = self.rb_regs[id(w)]
-      self.row_dmas(w, oc, h)
-    self.free_temps()
+      E, _, oc = self.rb_regs[id(w)]
+      self.row_dmas(w, oc, self._rb_hbm(w, E, w.rcoef * Rb))
     self.code.append(Label(skip))
-    n = Rb // step
-    if n > LOOPI_MAX:
-      cnt = self.sreg("loop count")
-      self.ins("LI", SR(cnt), n)
+    last = R - (nb - 1) * Rb
+    if last == Rb and Rb // step <= LOOPI_MAX:
+      self.ins("LOOPI", Rb // step, end)
+    else:  # the last block is shorter
+      cnt, full = self.sreg("loop count"), self.label()
+      self.ins("LI", SR(cnt), Rb // step)
+      if last != Rb:
+        self.ins("BNE", SR(left), SR(0), full)
+        self.ins("LI", SR(cnt), last // step)
+        self.code.append(Label(full))
       self.ins("LOOP", SR(cnt), end)
-    else:
-      self.ins("LOOPI", n, end)
+    self.free_temps()
     size = lambda w: w.row_tiles * L + w.rcoef % L  # noqa: E731  (the row pitch, stream.row_form)
     self.loops.append(OpenLoop(u, end, var, start, step=step, stepped=[(self.rb_regs[id(w)][1], size(w)) for w in ws]))
     self.rb_open = (ws, left, outer)
@@ -176,29 +211,37 @@ class RowBlocks:
     return True
 
   def rb_address(self, w: Window, form, eb: int) -> tuple:
-    """A read of a row window by blocks: the lane part in an index tile, the row term and the rebase
-    in the window's pointer (rebase + pitch * the loop variable), the rest in the immediate."""
+    """A read of a row window by blocks: the lane part in an index tile, the row term, the outer
+    terms and the block's shift in the window's pointer, the other uniform terms added to it."""
     regs = getattr(self, "rb_regs", {}).get(id(w))
     lp = next((lp for lp in self.loops if lp.rng is w.rrange), None)
     if regs is None or lp is None:
       raise NotImplementedError(f"TINYTPU kernel {self.name}: buffer {w.slot}'s rows by blocks read outside the loop of their range")
     size = w.row_tiles * self.L + w.rcoef % self.L
-    rest = [(c, t) for c, t in form[2] if not (t is w.rrange and c == size)]
-    if len(rest) != len(form[2]) - 1:
-      raise AssertionError(f"TINYTPU kernel {self.name}: a row-block access has no {size} * range term")
-    base = regs[1]
-    if rest:
-      base = self.sreg("gather base")
-      self.ins("SADDI", SR(base), SR(regs[1]), 0)
-      for c, t in rest:
-        tmp = self.sreg("address term")
-        self.ins("SMUL", SR(tmp), SR(self.scalar_expr(t)), SR(self.scalar(Const(c, dtypes.int32))))
-        self.ins("SADD", SR(base), SR(base), SR(tmp))
-    return "elem", self.lane_affine(form[0]), Mem(base, eb + form[1] + size * lp.copy)
+    rest = [(c, t) for c, t in form[2] if not (t is w.rrange and c == size) and (c, t) not in w.outer]
+    if len(rest) != len(form[2]) - 1 - len(w.outer):
+      raise AssertionError(f"TINYTPU kernel {self.name}: a row-block access lacks its {size} * range term or an outer term")
+    base, off = regs[1], eb + form[1] + size * lp.copy
+    for c, t in rest:
+      v = self.vals.get(t)
+      if isinstance(v, Const):
+        off += c * int(v.val)
+        continue
+      if c == 1:
+        reg, imm = self.scalar_expr(t), 0
+      elif (ind := self.induction(c, t)) is not None:
+        reg, imm = ind
+      else:
+        reg, imm = self.sreg("address term"), 0
+        self.ins("SMUL", SR(reg), SR(self.scalar_expr(t)), SR(self.scalar(Const(c, dtypes.int32))))
+      nb = self.sreg("gather base")
+      self.ins("SADD", SR(nb), SR(base), SR(reg))
+      base, off = nb, off + imm
+    return "elem", self.lane_affine(form[0]), Mem(base, off)
 
   def rb_end(self, u: UOp) -> bool:
-    """After the inner loop's END: every window's next block (HBM rows, copy, rebase), the block
-    loop's end; False when u is not a block loop's range."""
+    """After the inner loop's END: every window's next block (its element, pointer and copy), the
+    block loop's end; False when u is not a block loop's range."""
     if not self.rb_windows(u):
       return False
     ws, left, outer = self.rb_open
@@ -206,18 +249,23 @@ class RowBlocks:
     k = self.sreg("shift")
     self.ins("LI", SR(k), L.bit_length() - 1)
     for w in ws:
-      h, rb, oc = self.rb_regs.pop(id(w))
+      E, pw, oc = self.rb_regs.pop(id(w))
       size = w.row_tiles * L + w.rcoef % L
-      d = self.sreg("copy delta")  # the rebase moves by (other copy - this copy) * L = (2 * oc - tiles) * L
-      self.ins("SADD", SR(d), SR(oc), SR(oc))
+      h0, h1, d = self.sreg("block tile"), self.sreg("next block tile"), self.sreg("copy delta")
+      self.ins("SSRA", SR(h0), SR(E), SR(k))
+      self.ins("SADDI", SR(E), SR(E), w.rcoef * w.block)
+      self.ins("SSRA", SR(h1), SR(E), SR(k))
+      self.ins("SSUB", SR(h1), SR(h1), SR(h0))
+      self.ins("SSHL", SR(h1), SR(h1), SR(k))
+      self.ins("SSUB", SR(pw), SR(pw), SR(h1))  # the shift into the rows' first tile moves by c * Rb - L * (tiles moved)
+      self.ins("SADD", SR(d), SR(oc), SR(oc))  # the copy: (2 * other - tiles) * L further
       self.ins("SADDI", SR(d), SR(d), -w.tiles)
       self.ins("SSHL", SR(d), SR(d), SR(k))
-      self.ins("SADD", SR(rb), SR(rb), SR(d))
-      self.ins("SADDI", SR(rb), SR(rb), -size * w.block)
+      self.ins("SADD", SR(pw), SR(pw), SR(d))
+      self.ins("SADDI", SR(pw), SR(pw), (w.rcoef - size) * w.block)
       self.ins("LI", SR(d), w.tiles)
       self.ins("SSUB", SR(oc), SR(d), SR(oc))
-      self.ins("SADDI", SR(h), SR(h), w.rcoef * w.block // L)
-      for r in (h, rb, oc):
+      for r in (E, pw, oc):
         self.release(r)
     self.ins("SADDI", SR(left), SR(left), -1)
     self.code.append(Label(outer))

@@ -66,26 +66,25 @@ def _row_terms(f, rv: dict, L: int, fuse: bool) -> tuple | None:
   return tuple(chain)
 
 
-def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, blocks: bool = False):
+def _rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
   """A row window over the reads through idx: (every chunk's start tile, rows, row tiles, HBM row
   stride, the range, its coefficient, copy tiles, row classes, their VMEM stride, the fused
   ranges), or None. Every index must be affine with the same largest term c * r (r a reduce range,
   c positive; rows of a c that is not a multiple of L drift against the tiles: `_row_classes`), and
   ungated (a gated read takes the value path, which addresses the buffer, not the rows). When no
   single range's rows fit, the terms below it that continue it exactly are fused into one range of
-  rows (`_row_terms`). blocks: any number of rows, not fused (rowblock.py streams them by blocks of
-  the range's loop)."""
-  for fuse in (False,) if blocks else (False, True):
-    if (out := _rows_of(low, idx, rv, nc, C, size_t, masks, fuse, blocks)) is not None:
+  rows (`_row_terms`)."""
+  for fuse in (False, True):
+    if (out := _rows_of(low, idx, rv, nc, C, size_t, masks, fuse)) is not None:
       return out
   return None
 
 
-def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, fuse: bool, blocks: bool = False):
+def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict, fuse: bool):
   L = low.L
   chain = None
   for i in idx:
-    if not _plain_read(low, i, masks, gated=blocks):
+    if not _plain_read(low, i, masks):
       return None  # read through a gate (or not only read)
     if (f := low.lin(i.src[1])) is None or not f[2] or any(k not in rv for k in f[0]):
       return None
@@ -108,7 +107,7 @@ def _rows_of(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict
   if geo is None:
     return None
   starts, P, hstride, vstride, classes, tiles = geo
-  if P > ROW_TILES_MAX or not blocks and (R > ROWS_MAX or tiles >= size_t):
+  if P > ROW_TILES_MAX or R > ROWS_MAX or tiles >= size_t:
     return None
   return starts, R, P, hstride, r, c, tiles, classes, vstride, tuple((t, cc) for cc, t in chain[:-1])
 
@@ -127,6 +126,16 @@ def _row_classes(c: int, first: int, R: int, box, L: int):
   tiles apart."""
   base = (c * first + box[0]) // L * L
   span = int((c * first + box[1] - base).max())
+  P, classes, tiles, hstride, vstride = row_layout(c, span, R, L)
+  if max(classes[-1][:2]) >= 1 << 15:
+    return None
+  return base // L, P, hstride, vstride, classes, tiles
+
+
+def row_layout(c: int, span: int, R: int, L: int) -> tuple:
+  """R rows c elements apart, each holding `span` + 1 elements from the start of its first tile, in
+  VMEM (_row_classes): (row tiles P, ((HBM tile, VMEM tile, rows) per class), copy tiles, HBM and
+  VMEM tiles between a class's rows)."""
   m = L // int(np.gcd(c % L, L)) if c % L else 1
   q = np.arange(min(m, R))
   P = int(((c * q + span) // L - (c * q) // L).max()) + 1
@@ -134,10 +143,7 @@ def _row_classes(c: int, first: int, R: int, box, L: int):
   hoff = (c * q) // L
   voff = hoff + D * q
   classes = tuple((int(h), int(v), int(-(-(R - i) // m))) for i, (h, v) in enumerate(zip(hoff, voff)))
-  tiles = int((c * (R - 1)) // L + D * (R - 1) + P)
-  if max(classes[-1][:2]) >= 1 << 15:
-    return None
-  return base // L, P, c * m // L, c * m // L + D * m, classes, tiles
+  return P, classes, int((c * (R - 1)) // L + D * (R - 1) + P), c * m // L, c * m // L + D * m
 
 
 def _lane_rows(low, idx: list, rv: dict, nc: int, C: int, size_t: int, masks: dict):
@@ -192,3 +198,40 @@ def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
     np.minimum(lo, lane.min(axis=1) + umin, out=lo)
     np.maximum(hi, lane.max(axis=1) + umax, out=hi)
   return lo, hi
+
+
+def block_rows(low, idx: list, rv: dict, nc: int, C: int, masks: dict):
+  """Rows to stream by blocks (rowblock.py) for the reads through idx: (every chunk's start tile,
+  rows, the range, its coefficient, the outer terms, span), or None. The range is the innermost
+  reduce range whose term c * r (c >= L, the same in every index) every index has; the terms of
+  the loops around r's (`outer`: their value is known when r's loop starts, so the block loop adds
+  it to the rows' HBM address) are left out of the rows' box, the other terms and the lane part
+  are in it; `span` is the box's extent from the start of its first tile. Reads may be gated: every
+  lane's address is inside the box (its terms at their bounds), the gate selects the value."""
+  L = low.L
+  forms = []
+  for i in idx:
+    if not _plain_read(low, i, masks, gated=True):
+      return None
+    if (f := low.lin(i.src[1])) is None or any(k not in rv for k in f[0]) or not f[2]:
+      return None
+    forms.append(f)
+  if not forms:
+    return None
+  pos = {u: k for k, u in enumerate(low.uops)}
+  ends = {u.src[1]: k for k, u in enumerate(low.uops) if u.op is Ops.END and len(u.src) > 1}
+  terms = [{t: c for c, t in f[2]} for f in forms]
+  cands = [t for t, c in terms[0].items() if _is_reduce(t, rv) and c >= L and t in ends and t.vmin == 0
+           and t not in low.unrolled and all(tm.get(t) == c for tm in terms)]
+  for r in sorted(cands, key=lambda t: -pos[t]):  # innermost first: the shortest rows
+    c = terms[0][r]
+    outer = {(cc, t) for cc, t in forms[0][2] if t in pos and t in ends and pos[t] < pos[r] and ends[t] > ends[r]}
+    if any(cc <= 0 for cc, _ in outer) or any({(cc, t) for cc, t in f[2] if (cc, t) in outer} != outer for f in forms):
+      continue
+    rest = [(f[0], f[1], [(cc, t) for cc, t in f[2] if t is not r and (cc, t) not in outer]) for f in forms]
+    box = _box_forms(low, rest, rv, nc, C)
+    if box is None:
+      continue
+    base = box[0] // L * L
+    return box[0] // L, r.vmax + 1, r, c, tuple(sorted(outer, key=lambda x: pos[x[1]])), int((box[1] - base).max())
+  return None

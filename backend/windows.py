@@ -43,7 +43,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
 
 from tinytpu.backend.records import Const
-from tinytpu.backend.rowwin import BIG, _affine_lanes, _lane_rows, _rows
+from tinytpu.backend.rowwin import BIG, _affine_lanes, _lane_rows, _rows, block_rows
 
 
 @dataclasses.dataclass
@@ -73,6 +73,8 @@ class Window:
   vstarts: tuple | None = None  # lane rows: every chunk's start in VMEM row coordinates (table lanes lane + 2, lane + 3)
   vlo: int = 0
   block: int = 0         # a row window streamed by blocks of `block` rows of rrange's loop (rowblock.py; tiles and classes: one block's)
+  span: int = -1         # ... rows to block (rowwin.block_rows): a row's extent from its first tile's start (-1: none)
+  outer: tuple = ()      # ... (coefficient, range) of the loops around rrange's, added to the HBM address per block loop
 
   @property
   def table_lanes(self) -> int:
@@ -346,10 +348,21 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
     if eligible:
       if masks is None:
         masks = read_masks(low, rv, nc * C * L)
-      rw = _rows(low, e["idx"], rv, nc, C, size_t, masks, blocks=rowblocks)
+      br = block_rows(low, e["idx"], rv, nc, C, masks) if rowblocks else None
+      if br is not None and (stepped is None or stepped[0] > br[1] * (-(-br[5] // L) + 1)):  # rowblock.py sets the layout
+        starts, w.rows, w.rrange, w.rcoef, w.outer, w.span = br
+        w.lo, w.tiles = int(starts[0]), w.rows * (-(-w.span // L) + 1)
+        step = int(starts[1] - starts[0])
+        if (starts == starts[0] + step * np.arange(nc)).all() and step:
+          w.step = step
+        else:
+          w.starts, w.lane = tuple(int(v) for v in starts), lanes
+          lanes += 2
+        continue
+      rw = _rows(low, e["idx"], rv, nc, C, size_t, masks)
       if rw is None and lanes + 4 <= L:
         lr = _lane_rows(low, e["idx"], rv, nc, C, size_t, masks)
-    if stepped is not None and (rw is None or rw[6] >= stepped[0] and not rowblocks) and (lr is None or lr[7] >= stepped[0]):
+    if stepped is not None and (rw is None or rw[6] >= stepped[0]) and (lr is None or lr[7] >= stepped[0]):
       w.tiles, w.lo, w.step = stepped
       ends = [w.lo + c * w.step for c in (0, nc - 1)]
       w.over = (max(0, -min(ends)), max(0, max(ends) + w.tiles - size_t))
@@ -374,7 +387,7 @@ def plan_windows(low, C: int, nc: int, forms: dict, uses: dict, g_all, tables: b
       w.starts, w.vstarts, w.lane = tuple(int(v) for v in starts), tuple(int(v) for v in vst), lanes
       lanes += 4
       continue
-    if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups) or rowblocks):
+    if rw is not None and (groups is None or rw[6] < sum(g[1] for g in groups)):
       starts, w.rows, w.row_tiles, w.rstride, w.rrange, w.rcoef, w.tiles, w.classes, w.vstride, w.rfused = rw
       w.lo = int(starts[0])
       last = int(starts.max()) + max(h + (n - 1) * w.rstride for h, _, n in w.classes) + w.row_tiles
