@@ -18,10 +18,14 @@ Two places a result leaves PSUM:
   repeating it (doc/epilogue.md's contract). The bias must then be a load of a resident buffer at an
   index affine in the lane ranges whose value depends only on the result's column; its Nt tiles
   (and .BRQ's Nt parameter tiles) are gathered once per kernel into VMEM (after the kernel's other
-  tiles) from preloaded index tables. .BRQ is used on this path only."""
+  tiles) from preloaded index tables. .BRQ is used on this path only;
+- a streamed GEMM's drain (mxu_stream.py: each chunk's PSUM tiles to its result area) does the same
+  with the same tiles, when its chunks are whole rows of the kernel's own orientation (a chunk's
+  PSUM tiles are block column nb's, then the next's) and the bias buffers stay whole in VMEM."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 from tinygrad.dtype import dtypes
@@ -72,7 +76,7 @@ class Epilogue:
   def plan_epilogues(self):
     """self.epis (Dot id -> Epi) and self.epi_at (UOp -> Epi: the ADD and MAX the drain replaces)."""
     self.epis, self.epi_at, self.guards = {}, {}, []
-    if self.mstream or self.symbolic or not self.dots:
+    if self.symbolic or not self.dots:
       return
     pos = {u: i for i, u in enumerate(self.uops)}
     users: dict[UOp, list[UOp]] = {}
@@ -98,7 +102,7 @@ class Epilogue:
         relu = au[0]
       quant = self._requant_chain(relu, users) if relu is not None and getattr(self, "requant", False) and not d.in_psum else None
       e = Epi(d, add, bias, relu, quant)
-      if not d.in_psum and not self._stage_bias(e):
+      if not d.in_psum and not (self._stage_bias_stream(e) if self.mstream else self._stage_bias(e)):
         continue
       self.epis[id(d)] = e
       for u in [add] + ([relu] if relu is not None else []) + (list(e.quant[4]) if e.quant is not None else []):
@@ -142,20 +146,32 @@ class Epilogue:
     """(Nt, L) element addresses of a load b for every result element of d's result area (lane
     (r, c) of block column nb's tile), -1 where no result is; None when b is not a load of a
     buffer at an index affine in the lane ranges, or two results of one (column block, lane) would
-    need different elements (the value depends on the result's row block: a per-element operand)."""
+    need different elements (the value depends on the result's row block: a per-element operand).
+    A streamed GEMM's results are laid out alike (block column nb's tiles, then the next's); its
+    bias must sit whole in VMEM, at a fixed place."""
     L, N = self.L, self.cfg.N
     if b.op is not Ops.LOAD or len(b.src) != 1 or b.src[0].op is not Ops.INDEX or len(b.src[0].src) != 2:
       return None
     buf = self.bufs.get(b.src[0].src[0])
     f = self.lin(b.src[0].src[1])
-    if buf is None or f is None or f[2] or any(r not in self.lane_ranges for r in f[0]) or d.T not in self.mxu_tables:
+    if buf is None or f is None or f[2] or any(r not in self.lane_ranges for r in f[0]):
+      return None
+    if self.mstream and ((w := self.window(buf)) is None or w.streamed or w.lo or w.tiles * L < buf.size):
+      return None
+    if not self.mstream and d.T not in self.mxu_tables:
       return None
     M, _, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
     g = np.minimum(np.arange(-(-self.G // L) * L), self.G - 1)
     rv = {r: (g // st) % ext for r, st, ext in zip(self.lane_ranges, self.strides, self.extents)}
     elem = buf.base + f[1] + sum(c * rv[r] for r, c in f[0].items())
-    res = np.concatenate([self.mxu_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
+    if self.mstream:  # the lane's result (m, n), at its place in the resident layout's result area
+      if any(r not in rv for r, _, _ in d.mlanes + d.nlanes):
+        return None
+      m, n = (sum(rv[r] * math.prod(e for _, e, _ in lanes[i + 1:]) for i, (r, _, _) in enumerate(lanes)) for lanes in (d.mlanes, d.nlanes))
+      res = ((n // N) * Mt + m // N) * L + (m % N) * N + n % N
+    else:
+      res = np.concatenate([self.mxu_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
     nb, lane = (res // L % Mt if rows else res // L // Mt), res % L  # rows: keyed by the row block mb instead
     if (elem < buf.base).any() or (elem >= buf.base + buf.size).any() or (res // L // Mt >= Nt).any():
       return None
@@ -197,6 +213,26 @@ class Epilogue:
     if vq is not None:
       for i, row in enumerate(vq):
         self.mxu_tables[e.area + Nt + i] = np.where(row < 0, self.const_base, row).tolist()
+    return True
+
+  def _stage_bias_stream(self, e: Epi) -> bool:
+    """A streamed GEMM's drain (mxu_stream.py): the bias (and requantising parameter) tiles per
+    block column as on the result-area path. Row chunks of the kernel's own orientation only (a
+    chunk's PSUM tiles are block column nb's mc tiles, then the next column's)."""
+    p = self.mstream
+    if p.cols or p.ng > 1 or p.d.transposed or (table := self._column_table(e.dot, e.bias)) is None:
+      return False
+    vq = self._quant_tables(e, table) if e.quant is not None else None
+    if vq is None:
+      e.quant = None
+    need = len(table) * (1 if vq is None else 2)
+    if self.spill_base + need + SPILL_RESERVE > self.cfg.VMEM_TILES:
+      if vq is not None:
+        self.guards.pop()
+      return False
+    e.area, self.spill_base = self.spill_base, self.spill_base + need
+    for i, row in enumerate(list(table) + ([] if vq is None else list(vq))):
+      self.mxu_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()
     return True
 
   def _quant_tables(self, e: Epi, btab):

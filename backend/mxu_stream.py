@@ -42,6 +42,9 @@ class MxuStream(MxuPlan):
     for o in (p.A, p.B):
       if o.mode == "resident":
         self.dma("DMA.IN", 0, o.at, o.slot, 0, o.win)
+    self.plan_epilogues()  # epilogue.py: bias, ReLU (and requantisation) in the drain's PEPI
+    for e in self.epis.values():
+      self.stage_bias_tiles(e)
     self.ms_a = self.sreg("MXU A pointer", temp=False)
     self._pointer(p.A, self.ms_a)
     self.mxu_regs.append(self.ms_a)
@@ -278,19 +281,28 @@ class MxuStream(MxuPlan):
       self.ins("SADDI", SR(self.ms_b), SR(self.ms_b), p.B.step_chunk)
     for r in (par, kl, hb) + ((bt,) if nk else ()) + ((pg,) if p.ng > 1 else ()):
       self.release(r)
-    # drain: PSUM tiles 0 .. ng*mc*Nt - 1 to the result area, in fours
-    n = p.ng * mc * Nt
+    # drain: PSUM tiles 0 .. ng*mc*Nt - 1 to the result area, in fours; a fused epilogue's PEPI with
+    # block column nb's bias (and parameter) tile for its mc tiles (epilogue.py)
+    epi = self.epis.get(id(p.d))
     pc = self.sreg("drain pointer", temp=False)
     self.ins("LI", SR(pc), 0)
-    def copy(c: int):
+    def copy(c: int, vb: list | None):
       vs = [VT("psum") for _ in range(c)]
       for i, v in enumerate(vs):
-        self.ins("PLD", v, Mem(pc, i))
+        self.ins("PLD", v, Mem(pc, i)) if vb is None else self.ins(epi.mnemonic, v, Mem(pc, i), *vb)
       for i, v in enumerate(vs):
         self.ins("VST", v, Mem(pc, p.res + i))
-    counted(n // 4, lambda: (copy(4), self.ins("SADDI", SR(pc), SR(pc), 4)))
-    if n % 4:
-      copy(n % 4)
+    for nb in range(Nt) if epi is not None else [None]:
+      vb = None
+      if nb is not None:
+        vb = [VT("bias")] + ([VT("quant")] if epi.quant is not None else [])
+        for i, v in enumerate(vb):
+          self.ins("VLD", v, Mem(0, epi.area + i * Nt + nb))
+      n = mc if nb is not None else p.ng * mc * Nt
+      counted(n // 4, lambda: (copy(4, vb), self.ins("SADDI", SR(pc), SR(pc), 4)))
+      if n % 4:
+        copy(n % 4, vb)
+        self.ins("SADDI", SR(pc), SR(pc), n % 4)
     self.release(pc)
     # lane order: D tile q = the result area gathered through canonical table k from result tile `shift`
     for q0 in range(0, len(p.dfill), 4):

@@ -15,11 +15,12 @@ D = "TINYTPU"
 @pytest.fixture
 def fused(monkeypatch, fresh_programs):
   """(mnemonics of the fused epilogues, listings) of every kernel rendered in the test."""
-  seen = {"epis": [], "asm": []}
+  seen = {"epis": [], "asm": [], "streamed": []}
   plan, render = epilogue.Epilogue.plan_epilogues, listing.render
   def spy_plan(self):
     plan(self)
     seen["epis"] += [(e.mnemonic, "psum" if e.area is None else "area") for e in self.epis.values()]
+    seen["streamed"].append(self.mstream is not None)
   def spy_render(name, k):
     text = render(name, k)
     seen["asm"].append(text)
@@ -131,7 +132,7 @@ def guards(monkeypatch):
 def test_cnn_layers_requantise_in_the_drain(fused, guards, vmem_resident):
   """The CNN demo's network (random int8 weights): both convolutions drain through PEPI.BRQ (their
   guards hold), the head through PEPI.B; exact with the demo's numpy int8 model. In a VMEM that holds
-  its operands: the streamed MXU plans (the 1024-tile default) drain through the SIMT epilogue."""
+  its operands: the resident layout's drains (the streamed plans': the test after next)."""
   from tinytpu import demo_cnn
   q = demo_cnn.random_quantnet(1)
   x = np.random.default_rng(6).integers(0, 17, (16, 64))  # 16 images: more row tiles than the head's 3 column tiles (not run transposed)
@@ -148,8 +149,8 @@ def _tinygrad_requant(acc, b, m, r, s):
   return np.minimum(_wrap(a * m + r) >> s, 127)
 
 
-def _requant_layer(rng, m, r, s, pad=1):
-  x, w = _conv(rng, 2, 4, 6, 8, 3)
+def _requant_layer(rng, m, r, s, pad=1, B=2, H=6, C=4):
+  x, w = _conv(rng, B, C, H, 8, 3)
   b = rng.integers(-3000, 3000, 8)
   ch = lambda v: _t(np.asarray(v).reshape(1, -1, 1, 1))  # noqa: E731
   a = (_t(x).conv2d(_t(w), padding=pad) + ch(b)).relu()
@@ -266,3 +267,32 @@ def test_bias_per_row_block(shape, rowbias, fused, vmem_resident):
   out = (_t(a) @ _t(w) + _t(b)).relu().numpy()
   np.testing.assert_array_equal(out, np.maximum(a @ w + b, 0))
   assert fused["epis"] == [("PEPI.BR", "area")]
+
+
+# at the architecture's 1024 VMEM tiles a batch of 32 12x12 images (an output of 2304 tiles)
+# streams through the MXU (mxu_stream.py); its drain applies the epilogue the same way
+@pytest.mark.parametrize("holds", [True, False], ids=["guard_holds", "shift_0"])
+def test_streamed_conv_requantises_in_the_drain(holds, fused, guards, vmem_1024, monkeypatch):
+  """A streamed convolution's chunks drain PSUM through PEPI.BRQ, a bias and parameter tile per
+  block column of output channels; when the launch guard fails the fallback program (bias and ReLU
+  fused, the requantisation SIMT) runs. Exact with tinygrad's int32 chain, the RTL as golden."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(14)
+  s = rng.integers(6, 12, 8) if holds else np.zeros(8, np.int64)
+  r = 1 << s - 1 if holds else np.zeros(8, np.int64)
+  out, ref = _requant_layer(rng, rng.integers(0, 1 << 9, 8), r, s, B=32, H=12, C=1)
+  np.testing.assert_array_equal(out, ref)
+  assert fused["streamed"] == [True, True] and guards == [holds]
+  assert fused["epis"] == [("PEPI.BRQ", "area"), ("PEPI.BR", "area")]
+  assert _pepi(fused, "PEPI.BRQ") >= 2  # one per block column of the 8 channels (N = 4)
+
+
+def test_cnn_layers_requantise_in_the_streamed_drain(fused, guards, vmem_1024):
+  """The CNN demo's network on 64 images at 1024 tiles (the bench's cnn_digits): both convolutions
+  stream and drain through PEPI.BRQ; exact with the demo's numpy int8 model."""
+  from tinytpu import demo_cnn
+  q = demo_cnn.random_quantnet(2)
+  x = np.random.default_rng(7).integers(0, 17, (64, 64))
+  np.testing.assert_array_equal(demo_cnn.tinytpu_model(q)(x).numpy(), demo_cnn.logits_numpy(q, x))
+  brq = [st for st, (mn, _) in zip(fused["streamed"], fused["epis"]) if mn == "PEPI.BRQ"]
+  assert brq == [True, True] and guards == [True, True]
