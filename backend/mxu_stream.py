@@ -302,7 +302,8 @@ class MxuStream(MxuPlan):
       counted(n // 4, lambda: (copy(4, vb), self.ins("SADDI", SR(pc), SR(pc), 4)))
       if n % 4:
         copy(n % 4, vb)
-        self.ins("SADDI", SR(pc), SR(pc), n % 4)
+        if nb is not None and nb < Nt - 1:  # the next block column's tiles follow
+          self.ins("SADDI", SR(pc), SR(pc), n % 4)
     self.release(pc)
     # lane order: D tile q = the result area gathered through canonical table k from result tile `shift`
     for q0 in range(0, len(p.dfill), 4):
