@@ -4,10 +4,15 @@ row-wise dot product `x[g * S + r] * y[g * S' + r]`, einsum's `ij...,ij...->ij`)
 by blocks of the reduce range instead of by chunks of the lane loop.
 
 A lane g = t * L + j (lane j of lane tile t) reads the row starting at element `A * t + s * j + B`
-(A, s and B whole tiles; `x[g * S + r]` is A = S * L, s = S; a weight gradient's `x[i * S + r]
+(A whole tiles; `x[g * S + r]` is A = S * L, s = S; a weight gradient's `x[i * S + r]
 * dy[o * S + r]` has s = S, A = 0 for x and s = 0, A = S for dy, whose row every lane shares).
 Per lane tile and per block of Rb steps of the reduce range r, a buffer's window is its rows (L
-rows s / L tiles apart, or one when s = 0) of `c_r * Rb / L` tiles: one DMA.IN with DMA.CFG rows.
+rows, or one when s = 0) of T tiles: `c_r * Rb / L`, one more when rows start mid-tile. Rows s / L
+whole tiles apart (and B at a tile) are one DMA.IN with DMA.CFG rows; otherwise lane j's row starts
+(B + s * j) mod L elements into its tile, the lanes fall into m = L / gcd(s, L) classes (j mod m)
+whose rows are whole tiles apart, one 2-D DMA each, and a lane finds its row's offset in a table
+tile (`RPart.table`: j * T * L + its shift). Rb is the largest block that fits; when it does not
+divide the extent (rows of 1000 fp32 have no divisor of whole tiles) the last block is shorter.
 Two copies: block k + 1 streams in while block k is reduced. A lane reads its row through a
 per-copy index tile `j * T * L` (0 when the row is shared) and a scalar base `c_r * r + rebase`
 (the rebase register: copy offset minus `c_r * k * Rb`). Lanes past G (clamped to G - 1) read
@@ -18,6 +23,7 @@ inner loop is steps k * Rb .. (k + 1) * Rb - 1 of the original loop."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 from tinygrad.dtype import dtypes
@@ -38,12 +44,29 @@ class RPart:
   A: int          # elements between the first rows of consecutive lane tiles
   off: int        # HBM tile of g = 0's row at r = 0 (within the buffer)
   const: int = 0  # the smallest constant term of the buffer's indices (the others are within c_r of it)
+  shift: int = 0  # g = 0's row starts this many elements into its tile (rows not whole tiles apart: classes)
   T: int = 0      # tiles per row of a block
   base: int = 0   # VMEM tile of copy 0 (copy 1 follows at base + rows * T)
+  table: int = 0  # classes: VMEM tile of the lanes' row offsets in a copy (lane j: j * T * L + its shift)
   regs: tuple = ()  # while the block loop is open: row, rebase and copy registers, the row index tile
 
   def rows(self, L: int) -> int:
     return L if self.s else 1
+
+  def period(self, L: int) -> int:
+    """Lanes per class: lane j's row starts (shift + j * s) mod L into its tile, which repeats every
+    m = L / gcd(s, L) lanes (1: rows whole tiles apart and g = 0's at a tile's start)."""
+    return L // math.gcd(self.s % L, L) if self.s % L else 1
+
+  def lane_rows(self, L: int) -> list[tuple[int, int]]:
+    """(HBM tile from g = 0's, shift into it) of every lane's row."""
+    return [((self.shift + j * self.s) // L, (self.shift + j * self.s) % L) for j in range(self.rows(L))]
+
+  def classes(self, L: int) -> list[tuple[int, int, int]]:
+    """One 2-D DMA per class of lanes (j mod m): (HBM tile offset, VMEM row, rows); rows s * m / L
+    tiles apart in HBM, m rows of T tiles apart in VMEM."""
+    m, rows = self.period(L), self.lane_rows(L)
+    return [(rows[i][0], i, -(-(self.rows(L) - i) // m)) for i in range(min(m, self.rows(L)))]
 
 
 @dataclasses.dataclass
@@ -76,9 +99,9 @@ class ReduceStream:
     sj = int(lane[1] - lane[0]) if self.G > 1 else 0
     A = int(lane[L] - lane[0]) if self.G > L else 0
     base = int(lane[0]) + k0
-    if sj < 0 or A < 0 or sj % L or A % L or base % L or base < 0 or not (lane == lane[0] + A * (g // L) + sj * (g % L)).all():
+    if sj < 0 or A < 0 or A % L or base < 0 or not (lane == lane[0] + A * (g // L) + sj * (g % L)).all():
       return None
-    return rng, RPart(slot, c_r, sj, A, base // L, k0)
+    return rng, RPart(slot, c_r, sj, A, base // L, k0, shift=base % L)
 
   def plan_reduce_stream(self, uses: dict, forms: dict) -> bool:
     """Stream the read-only buffers of one reduce range by its blocks when the rest of the kernel
@@ -110,8 +133,13 @@ class ReduceStream:
       n = p.rows(L) * p.T
       p.base, w.base, w.tiles, w.resident = t, t, 2 * n, False
       t += 2 * n
-      last = p.off + p.A // L * (-(-self.G // L) - 1) + p.s // L * (p.rows(L) - 1) + p.c_r * R // L
+      # the last block of the last lane tile's rows (a shorter last block's DMA still moves Rb steps)
+      last = p.off + p.A // L * (-(-self.G // L) - 1) + max(h for h, _ in p.lane_rows(L)) + p.c_r * (-(-R // rs.Rb) - 1) * rs.Rb // L + p.T
       w.over = (0, max(0, last - size_t))
+    for p in rs.parts:
+      if p.s and (p.period(L) > 1 or p.shift):  # the lanes' row offsets: not j * T * L
+        p.table, t = t, t + 1
+        self.mxu_tables[p.table] = [j * p.T * L + sh for j, (_, sh) in enumerate(p.lane_rows(L))] + [0] * (L - p.rows(L))
     for b in self.bufs.values():
       b.base = self.windows[b.slot].base * L
     self.const_base = t * L
@@ -129,12 +157,15 @@ class ReduceStream:
       return None
     slots = {p.slot for p in parts}
     fixed = sum(w.tiles for s, w in self.windows.items() if s not in slots)
-    divisors = {d for i in range(1, int(R ** 0.5) + 1) if R % i == 0 for d in (i, R // i)}
-    for Rb in sorted(divisors, reverse=True):
-      Ts = [p.c_r * Rb // L for p in parts]
+    tables = sum(1 for p in parts if p.s and (p.period(L) > 1 or p.shift))
+    # the largest block that fits (a last, shorter one when it does not divide R: 1000 elements of
+    # fp32 have no divisor of whole tiles)
+    for Rb in range(R, 0, -1):
+      # a row's block from its shift into the first tile (the same every block: c_r * Rb whole tiles)
+      Ts = [-(-(max(sh for _, sh in p.lane_rows(L)) + p.c_r * Rb) // L) for p in parts]
       if Rb % U or any((p.c_r * Rb) % L or not 1 <= T <= 255 for p, T in zip(parts, Ts)):
         continue
-      if fixed + 2 * sum(p.rows(L) * T for p, T in zip(parts, Ts)) + 1 + SPILL_RESERVE <= V:
+      if fixed + 2 * sum(p.rows(L) * T for p, T in zip(parts, Ts)) + tables + 1 + SPILL_RESERVE <= V:
         for p, T in zip(parts, Ts):
           p.T = T
         return RStream(rng, parts, Rb)
@@ -152,7 +183,8 @@ class ReduceStream:
     self.ins("LI", SR(var), 0)
     step = self.partial[u][1] if u in self.partial else 1
     left = self.sreg("stream blocks", temp=False)
-    nb = _cint(u.src[0]) // rs.Rb
+    nb = -(-_cint(u.src[0]) // rs.Rb)
+    last = _cint(u.src[0]) - (nb - 1) * rs.Rb  # steps of the last block
     self.ins("LI", SR(left), nb - 1)
     c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)  # noqa: E731
     rows: dict = {}  # T -> the lanes' row offsets in a copy
@@ -168,16 +200,19 @@ class ReduceStream:
         self.ins("SADD", SR(h), SR(h), SR(k))
       for r in (rb, cp):
         self.ins("LI", SR(r), 0)
-      key = p.T if p.s else 0
+      key = (p.T, p.table) if p.s else ("one row", p.shift)
       if key not in rows:
-        rows[key] = c(0) if not p.s else VT(f"row{len(rows)}")
+        rows[key] = c(p.shift) if not p.s else VT(f"row{len(rows)}")  # the lanes' one row: shift elements into its first tile
         if p.s:  # lane j's row; lanes past G are clamped to G - 1 (self.g), read its row and store its value
           sp = VT("g0")
           self.ins("VSPLAT", sp, SR(self.s_g0))
           self.ins("VSUB", rows[key], self.g, sp)
           if self.t_off:
             self.ins("VSUB", rows[key], rows[key], c(self.t_off * L))
-          self.ins("VMUL", rows[key], rows[key], c(p.T * L))
+          if p.table:  # rows in classes: lane j's offset from the table
+            self.ins("VGATHER", rows[key], rows[key], Mem(0, p.table * L))
+          else:
+            self.ins("VMUL", rows[key], rows[key], c(p.T * L))
       p.regs = (h, rb, cp, rows[key])
       self.rs_block(p, 0, h, 0)
     self.rs_left = left
@@ -189,13 +224,17 @@ class ReduceStream:
       v, hn = self.sreg("other copy"), self.sreg("next row")
       self.ins("LI", SR(v), p.rows(L) * p.T)
       self.ins("SSUB", SR(v), SR(v), SR(cp))
-      self.ins("SADDI", SR(hn), SR(h), p.T)
+      self.ins("SADDI", SR(hn), SR(h), p.c_r * rs.Rb // L)  # the next block: c_r * Rb whole tiles on (T may hold one more)
       self.rs_block(p, v, hn, p.base)
     self.code.append(Label(skip))
     n = rs.Rb // step
-    if n > LOOPI_MAX:
-      cnt = self.sreg("loop count")
+    if n > LOOPI_MAX or last != rs.Rb:
+      cnt, full = self.sreg("loop count"), self.label()
       self.ins("LI", SR(cnt), n)
+      if last != rs.Rb:  # the last block is shorter
+        self.ins("BNE", SR(left), SR(0), full)
+        self.ins("LI", SR(cnt), last // step)
+        self.code.append(Label(full))
       self.ins("LOOP", SR(cnt), end)
     else:
       self.ins("LOOPI", n, end)
@@ -206,14 +245,16 @@ class ReduceStream:
 
   def rs_block(self, p: RPart, vreg: int, hreg: int, voff: int | None = None):
     """One block's L rows of a part into the copy at [vreg + voff]."""
-    dst = Mem(vreg, p.base if voff is None or not vreg else voff)
+    b = p.base if voff is None or not vreg else voff
     if not p.s:  # the lanes' one row
-      self.ins("DMA.IN", dst, Mem(hreg, 0), p.T)
+      self.ins("DMA.IN", Mem(vreg, b), Mem(hreg, 0), p.T)
       return
+    L, m = self.L, p.period(self.L)
     st = self.sreg("row stride")
-    self.ins("LI", SR(st), p.s // self.L)
-    self.ins("DMA.CFG", SR(st), self.L, p.T)
-    self.ins("DMA.IN", dst, Mem(hreg, 0), p.T)
+    self.ins("LI", SR(st), p.s * m // L)
+    for hoff, row, n in p.classes(L):  # one 2-D copy per class of lanes (one when rows are whole tiles apart)
+      self.ins("DMA.CFG", SR(st), n, m * p.T)
+      self.ins("DMA.IN", Mem(vreg, b + row * p.T), Mem(hreg, hoff), p.T)
     self.ins("DMA.CFG", SR(0), 1, 0)
 
   def rs_end(self):
@@ -224,7 +265,7 @@ class ReduceStream:
     for p in rs.parts:
       h, rb, cp, _ = p.regs
       new, d = self.sreg("next copy"), self.sreg("copy delta")
-      self.ins("SADDI", SR(h), SR(h), p.T)
+      self.ins("SADDI", SR(h), SR(h), p.c_r * rs.Rb // L)
       self.ins("LI", SR(new), p.rows(L) * p.T)
       self.ins("SSUB", SR(new), SR(new), SR(cp))
       self.ins("SSUB", SR(d), SR(new), SR(cp))

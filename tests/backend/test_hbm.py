@@ -194,13 +194,26 @@ def test_einsum_of_long_rows_at_1024_tiles(vmem_1024):
   np.testing.assert_allclose(got, (a.astype(np.float64) * b).sum(axis=(2, 3, 4)), rtol=1e-4, atol=1e-3)
 
 
-def test_unchunkable_reduce_is_refused(vmem_1024):
-  """Rows of 5000 elements start mid-tile (5000 % 16 != 0): neither a lane chunk (one output tile
-  reads 5000 tiles) nor reduce blocks (rows are not tile aligned) fit, refused by name."""
-  x = Tensor(np.ones((37, 5000), dtype=np.int32), device="TINYTPU")
-  with pytest.raises(NotImplementedError, match=r"kernel r_37_5000: buffer 1 \(dtypes.int, 185000 elements, 11563 tiles\): each chunk "
-                     r".* touches 5000 of its tiles, VMEM has 1024; missing: chunking the kernel's reduce loops"):
-    x.sum(axis=1).realize()
+@pytest.mark.parametrize("shape", [(37, 5000), (256, 1000)])
+def test_reduce_blocks_of_rows_that_start_mid_tile(shape, vmem_1024, monkeypatch):
+  """Rows of 5000 (or 1000) elements start mid-tile (5000 % 16 = 8): neither a lane chunk (one output
+  tile reads 5000 tiles) nor whole-tile rows fit; the rows stream by reduce blocks (rstream.py) in
+  two classes of lanes (even lanes' rows start at a tile, odd ones' 8 elements in), each a 2-D DMA,
+  the lanes reading their rows through a table of offsets; 5000 has no divisor of whole tiles, so
+  the last block is shorter. Exact int32 sums, the RTL as golden."""
+  from tinytpu.backend import rstream
+  seen = []
+  plan = rstream.ReduceStream.plan_reduce_stream
+  def spy(self, uses, forms):
+    ok = plan(self, uses, forms)
+    if ok:
+      seen.append([(p.period(self.L), R % self.rstream.Rb != 0) for p in self.rstream.parts for R in [shape[1]]])
+    return ok
+  monkeypatch.setattr(rstream.ReduceStream, "plan_reduce_stream", spy)
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  x = np.random.default_rng(7).integers(-1000, 1000, shape).astype(np.int32)
+  np.testing.assert_array_equal(Tensor(x, device="TINYTPU").sum(axis=1).numpy(), x.sum(axis=1))
+  assert seen == [[(2, True)]]
 
 
 def test_sum_1m_streams_at_the_backend_default(sources):

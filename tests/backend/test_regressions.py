@@ -141,12 +141,12 @@ def test_compile_errors_are_picklable():
 
 def test_too_big_kernel_fails_through_the_compile_pool():
   # a kernel that cannot stream through VMEM is refused at compile time, in a pool worker (two
-  # kernels in one schedule); the error reaches the user (rows of 5000 elements are not tile
-  # aligned: neither lane chunks nor reduce blocks fit 1024 tiles, backend/stream.py)
+  # kernels in one schedule); the error reaches the user (each output reads two far-apart runs of
+  # its row of 5000 elements: reduce blocks take one run per buffer, backend/rstream.py)
   import subprocess
   import sys
   prog = ("import numpy as np\nfrom tinygrad import Tensor\nx = Tensor(np.ones((37, 5000), np.int32), device='TINYTPU')\n"
-          "Tensor.realize(x.sum(1), x.max(1))")
+          "Tensor.realize((x[:, :2500] * x[:, 2500:]).sum(1), (x[:, :2500] + x[:, 2500:]).max(1))")
   r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=300,
                      env={**__import__("os").environ, "PARALLEL": "2", "TINYTPU_SIM": "golden",
                           "TINYTPU_BACKEND_CONFIG": "VMEM_TILES=1024 PSUM_TILES=256"})
