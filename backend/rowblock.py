@@ -248,8 +248,10 @@ class RowBlocks:
     L = self.L
     k = self.sreg("shift")
     self.ins("LI", SR(k), L.bit_length() - 1)
+    live = []
     for w in ws:
       E, pw, oc = self.rb_regs.pop(id(w))
+      live += [E, pw, oc]
       size = w.row_tiles * L + w.rcoef % L
       h0, h1, d = self.sreg("block tile"), self.sreg("next block tile"), self.sreg("copy delta")
       self.ins("SSRA", SR(h0), SR(E), SR(k))
@@ -265,10 +267,9 @@ class RowBlocks:
       self.ins("SADDI", SR(pw), SR(pw), (w.rcoef - size) * w.block)
       self.ins("LI", SR(d), w.tiles)
       self.ins("SSUB", SR(oc), SR(d), SR(oc))
-      for r in (E, pw, oc):
-        self.release(r)
     self.ins("SADDI", SR(left), SR(left), -1)
     self.code.append(Label(outer))
-    self.release(left)
+    for r in live + [left]:  # live until the block loop ends: the next window's temporaries must not take them
+      self.release(r)
     self.rb_open = None
     return True

@@ -56,6 +56,21 @@ def test_fp32_matmul_whose_weights_exceed_vmem_streams_rows_by_blocks(row_blocks
   assert R == k and Rb < k and [s for s, _, _ in ws] == [2]  # the weights (slot 2) by blocks, not whole
 
 
+def test_two_buffers_by_blocks_of_one_loop(row_blocks, vmem_1024, monkeypatch):
+  """`x.T @ y` of (600, 40) and (600, 36) fp32: r_40_36_600 reads both x[k * 40 + i] and y[k * 36 + j]
+  as rows of k, two windows by blocks of the same loop (80 rows: 600 = 7 * 80 + 40), each with its
+  own registers through the block loop (a window's temporaries at the block's end once took the
+  other's registers). The sequential float32 sum, bit for bit, the RTL as golden."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(26)
+  x, y = rng.standard_normal((600, 40)).astype(np.float32), rng.standard_normal((600, 36)).astype(np.float32)
+  with Context(PARALLEL=0):
+    got = (Tensor(x, device=D).T @ Tensor(y, device=D)).numpy()
+  assert (got == _sequential_matmul(np.ascontiguousarray(x.T), y)).all()
+  name, _, ws = row_blocks[-1]
+  assert name == "r_40_36_600" and sorted(s for s, _, _ in ws) == [1, 2] and all(R == 600 and 600 % Rb for _, Rb, R in ws)
+
+
 def test_padded_conv_reads_its_gated_input_rows_by_blocks(row_blocks, vmem_1024, monkeypatch):
   """A 3x3 fp32 convolution of 256 input channels with padding 1: its input reads are gated (the
   padding), per lane tile one row per input channel (256 rows, 1024 tiles: more than VMEM). The rows
