@@ -116,10 +116,12 @@ def read_junit(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[dict]:
     for kind in ("failure", "error", "skipped"):
       if (e := tc.find(kind)) is not None:
         status = "skip" if kind == "skipped" else "fail"
-        msg = ((e.get("message") or "") + "\n" + (e.text or "")).strip()
+        # the message first (the summary shows its first line), then as much of the traceback's end as fits
+        head = (e.get("message") or "").strip()[:1000]
+        msg = (head + "\n" + (e.text or "")[-(4000 - len(head)):]).strip()
         break
     cases.append({"node": node_id(tc.get("classname", ""), tc.get("name", "?"), root), "time": float(tc.get("time") or 0),
-                  "status": status, "message": msg[-4000:]})
+                  "status": status, "message": msg})
   return cases
 
 

@@ -177,6 +177,20 @@ def test_previous_bench_is_the_newest_earlier_report(tmp_path):
   assert where == "2025-01-02-000000" and b["kernels"][0]["cycles"] == 2
 
 
+def test_a_long_failure_keeps_its_message_first(tmp_path):
+  """The summary shows a failure's first line: the JUnit message (a cocotb env's failed assertion),
+  not a line from the middle of a long traceback (the nightly of 2026-12-05 showed a line of the
+  runner's source)."""
+  tail = "\n".join(f"  traceback line {i}" for i in range(2000))
+  (tmp_path / "j.xml").write_text(
+    '<testsuite><testcase classname="tests.rtl.test_mxu" name="test_mxu[4]">'
+    f'<failure message="AssertionError: psum.sv:132: Assertion failed in OutOfResetClean">{tail}</failure>'
+    '</testcase></testsuite>')
+  (case,) = report.read_junit(tmp_path / "j.xml")
+  assert case["message"].splitlines()[0] == "AssertionError: psum.sv:132: Assertion failed in OutOfResetClean"
+  assert case["message"].endswith("traceback line 1999") and len(case["message"]) <= 4001
+
+
 def test_node_id_from_junit_names():
   assert report.node_id("tests.rtl.test_mxu", "test_mxu[4-A,B]") == "tests/rtl/test_mxu.py::test_mxu[4-A,B]"
   assert report.node_id("tests.test_asm.TestX", "test_y") == "tests/test_asm.py::TestX::test_y"
