@@ -158,7 +158,7 @@ class Epilogue:
       return None
     if self.mstream and ((w := self.window(buf)) is None or w.streamed or w.lo or w.tiles * L < buf.size):
       return None
-    if not self.mstream and d.T not in self.mxu_tables:
+    if not self.mstream and d.T not in self.init_tables:
       return None
     M, _, Nc = d.dims
     Mt, Nt = -(-M // N), -(-Nc // N)
@@ -171,7 +171,7 @@ class Epilogue:
       m, n = (sum(rv[r] * math.prod(e for _, e, _ in lanes[i + 1:]) for i, (r, _, _) in enumerate(lanes)) for lanes in (d.mlanes, d.nlanes))
       res = ((n // N) * Mt + m // N) * L + (m % N) * N + n % N
     else:
-      res = np.concatenate([self.mxu_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
+      res = np.concatenate([self.init_tables[d.T + i] for i in range(len(g) // L)]) - d.S * L  # result element of each g
     nb, lane = (res // L % Mt if rows else res // L // Mt), res % L  # rows: keyed by the row block mb instead
     if (elem < buf.base).any() or (elem >= buf.base + buf.size).any() or (res // L // Mt >= Nt).any():
       return None
@@ -209,10 +209,10 @@ class Epilogue:
     e.area = self.spill_base
     self.spill_base += need
     for i, row in enumerate(table):
-      self.mxu_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()  # no result: the pool's zero
+      self.init_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()  # no result: the pool's zero
     if vq is not None:
       for i, row in enumerate(vq):
-        self.mxu_tables[e.area + Nt + i] = np.where(row < 0, self.const_base, row).tolist()
+        self.init_tables[e.area + Nt + i] = np.where(row < 0, self.const_base, row).tolist()
     return True
 
   def _stage_bias_stream(self, e: Epi) -> bool:
@@ -232,7 +232,7 @@ class Epilogue:
       return False
     e.area, self.spill_base = self.spill_base, self.spill_base + need
     for i, row in enumerate(list(table) + ([] if vq is None else list(vq))):
-      self.mxu_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()
+      self.init_tables[e.area + i] = np.where(row < 0, self.const_base, row).tolist()
     return True
 
   def _quant_tables(self, e: Epi, btab):

@@ -140,5 +140,5 @@ class Layout:
       if not self.mstream_plans:
         self.dots, self.skip, self.dot_at, self.int8_checks = [], set(), {}, []
       return
-    self.mxu_tables = tables
+    self.init_tables = tables
     self.spill_base = t

@@ -128,7 +128,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
       low.written |= prev.written
       low.int8_checks = prev.int8_checks + low.int8_checks
       low.guards = prev.guards + low.guards
-      low.mxu_tables = {**prev.mxu_tables, **low.mxu_tables}
+      low.init_tables = {**prev.init_tables, **low.init_tables}
     prev = low
     windows = {s: dataclasses.replace(w, read=w.read or windows[s].read, written=w.written or windows[s].written) if s in windows else w
                for s, w in low.windows.items()} if k else dict(low.windows)
@@ -163,6 +163,9 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
     self.rstream = None  # rstream.py: the buffers streamed by reduce blocks
     self.rblocks = None  # rblock.py: a full reduction's buffers streamed by blocks
     self.mstream = None  # mxu_stream.py: the dot product whose operands stream from HBM
+    self.rb_regs: dict = {}  # rowblock.py: per window by blocks, its registers while its block loop is open
+    self.rb_open = None      # rowblock.py: the open block loop (windows, left counter, outer terms)
+    self.chunk_tables: dict = {}  # stream.py: the chunk tables of a chunked lane loop (VMEM init tiles)
     self.requant, self.guards = False, []  # epilogue.py: PEPI.BRQ drains allowed (behind launch guards)
 
   def ins(self, mn: str, *ops):
@@ -235,7 +238,7 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
         weights[i] += w[k]
     bufs = sorted(self.bufs.values(), key=lambda b: b.slot)
     return Kernel(text, bufs, sorted(self.written), self.var_regs, self.spill_base + spills,
-                  {self.const_base // self.L: list(range(self.L)), **self.mxu_tables, **getattr(self, 'chunk_tables', {})}, self.cfg.N, self.int8_checks,
+                  {self.const_base // self.L: list(range(self.L)), **self.init_tables, **self.chunk_tables}, self.cfg.N, self.int8_checks,
                   loops.executed(code, weights), self.windows)
 
   def emit(self) -> list[tuple]:

@@ -193,7 +193,7 @@ class MxuMatch:
     int products (possibly unrolled), or such sums fully unrolled by tinygrad (no loop left)."""
     self.dots: list[Dot] = []
     self.matmul = matmul_mode()
-    self.mxu_tables, self.int8_checks = {}, []
+    self.init_tables, self.int8_checks = {}, []  # init_tables: VMEM tile -> lanes the bundle preloads (MXU, epilogue and row tables)
     self.skip: set[UOp] = set()   # UOps replaced by the MXU prologue
     self.dot_at: dict[UOp, list[Dot]] = {}  # where a Dot's result enters the lane loop
     self.epis, self.epi_at = {}, {}  # fused PSUM epilogues (epilogue.py, planned with the MXU prologue)

@@ -405,7 +405,7 @@ class MxuPlan:
       self._adopt(plan, p.C, nc, 1)
       self.spill_base = self._mxu_tiles(p, self.first_tile)
       self.mstream = p
-      self.mxu_tables = self.mxu_stream_tables()
+      self.init_tables = self.mxu_stream_tables()
       for buf, e in zip((p.d.a, p.d.b), p.elems):
         if buf.dtype != dtypes.int8 and p.d.mode == "int8":
           self.int8_checks.append((buf.slot, e))

@@ -154,8 +154,6 @@ class RowBlocks:
     nb, shift = -(-R // Rb), L.bit_length() - 1
     left = self.sreg("row blocks left", temp=False)
     self.ins("LI", SR(left), nb - 1)
-    if not hasattr(self, "rb_regs"):
-      self.rb_regs = {}
     for w in ws:
       E, pw, oc = (self.sreg(why, temp=False) for why in ("row block element", "row block pointer", "row block other copy"))
       t = self.chunk_offset(w, False)  # the chunk's start minus chunk 0's, in tiles
@@ -213,7 +211,7 @@ class RowBlocks:
   def rb_address(self, w: Window, form, eb: int) -> tuple:
     """A read of a row window by blocks: the lane part in an index tile, the row term, the outer
     terms and the block's shift in the window's pointer, the other uniform terms added to it."""
-    regs = getattr(self, "rb_regs", {}).get(id(w))
+    regs = self.rb_regs.get(id(w))
     lp = next((lp for lp in self.loops if lp.rng is w.rrange), None)
     if regs is None or lp is None:
       raise NotImplementedError(f"TINYTPU kernel {self.name}: buffer {w.slot}'s rows by blocks read outside the loop of their range")

@@ -200,6 +200,17 @@ def _box_forms(low, forms: list, rv: dict, nc: int, C: int):
   return lo, hi
 
 
+def terms_by_range(terms: list) -> dict | None:
+  """An index's uniform terms [(c, range)] as range -> c, or None when a range appears in more
+  than one term (lin() keeps them apart: `r * 8 + r * 4` would silently keep one coefficient)."""
+  out = {}
+  for c, t in terms:
+    if t in out:
+      return None
+    out[t] = c
+  return out
+
+
 def block_rows(low, idx: list, rv: dict, nc: int, C: int, masks: dict):
   """Rows to stream by blocks (rowblock.py) for the reads through idx: (every chunk's start tile,
   rows, the range, its coefficient, the outer terms, span), or None. The range is the innermost
@@ -220,7 +231,9 @@ def block_rows(low, idx: list, rv: dict, nc: int, C: int, masks: dict):
     return None
   pos = {u: k for k, u in enumerate(low.uops)}
   ends = {u.src[1]: k for k, u in enumerate(low.uops) if u.op is Ops.END and len(u.src) > 1}
-  terms = [{t: c for c, t in f[2]} for f in forms]
+  terms = [terms_by_range(f[2]) for f in forms]
+  if None in terms:
+    return None  # a range in two terms of one index: its rows are not one c * r stride
   cands = [t for t, c in terms[0].items() if _is_reduce(t, rv) and c >= L and t in ends and t.vmin == 0
            and t not in low.unrolled and all(tm.get(t) == c for tm in terms)]
   for r in sorted(cands, key=lambda t: -pos[t]):  # innermost first: the shortest rows

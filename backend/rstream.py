@@ -139,7 +139,7 @@ class ReduceStream:
     for p in rs.parts:
       if p.s and (p.period(L) > 1 or p.shift):  # the lanes' row offsets: not j * T * L
         p.table, t = t, t + 1
-        self.mxu_tables[p.table] = [j * p.T * L + sh for j, (_, sh) in enumerate(p.lane_rows(L))] + [0] * (L - p.rows(L))
+        self.init_tables[p.table] = [j * p.T * L + sh for j, (_, sh) in enumerate(p.lane_rows(L))] + [0] * (L - p.rows(L))
     for b in self.bufs.values():
       b.base = self.windows[b.slot].base * L
     self.const_base = t * L

@@ -133,7 +133,7 @@ class Stream:
       if self.adopt_mxu_stream(forms, uses):
         return  # mxu_stream.py: the operands stream by K blocks, the lane loop by row groups
       self.mstream_plans = []  # no group fits: the VPU form
-      self.dots, self.skip, self.dot_at, self.int8_checks, self.mxu_tables = [], set(), {}, [], {}
+      self.dots, self.skip, self.dot_at, self.int8_checks, self.init_tables = [], set(), {}, [], {}
       self.find_lane_reduces()
       self.find_unrolled()
     if fits and (self.dots or self.symbolic or self.prefix or self.lane_reduces or self.G < OVERLAP_MIN * L):
@@ -146,7 +146,7 @@ class Stream:
       why = "a symbolic shape" if self.symbolic else "several output nests" if self.prefix else "a reduction to one element"
       raise NotImplementedError(f"{what}; streaming a kernel with {why} through VMEM is not built (missing: chunking reduce loops)")
     if self.dots:  # the MXU tables hold whole-buffer element addresses: stream the VPU form instead
-      self.dots, self.skip, self.dot_at, self.int8_checks, self.mxu_tables = [], set(), {}, [], {}
+      self.dots, self.skip, self.dot_at, self.int8_checks, self.init_tables = [], set(), {}, [], {}
       self.find_lane_reduces()
       self.find_unrolled()
     T = -(-self.G // L)

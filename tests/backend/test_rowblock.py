@@ -154,3 +154,12 @@ def test_block_geometry_is_the_row_classes_of_fewer_rows(c):
           assert first * L <= d + c * i and d + c * i + span < (first + P) * L
           # the element's place in the copy is the pitch's affine form (stream.row_form)
           assert (v + (i // m) * vs) * L + (c * i - first * L) + d == (P * L + c % L) * i + d
+
+
+def test_an_index_with_one_range_in_two_terms_is_refused():
+  """lin() keeps an index's uniform terms apart: a range in two of them has no single row stride, so
+  its rows are not taken by blocks (a dict of the terms would keep one coefficient and read the
+  wrong rows)."""
+  r, q = object(), object()
+  assert rowwin.terms_by_range([(64, r), (4, q)]) == {r: 64, q: 4}
+  assert rowwin.terms_by_range([(64, r), (4, q), (16, r)]) is None
