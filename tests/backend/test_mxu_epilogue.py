@@ -287,6 +287,23 @@ def test_streamed_conv_requantises_in_the_drain(holds, fused, guards, vmem_1024,
   assert _pepi(fused, "PEPI.BRQ") >= 2  # one per block column of the 8 channels (N = 4)
 
 
+def test_streamed_requantising_conv_equals_tinygrads_python_device(fused, guards, vmem_1024):
+  """The streamed PEPI.BRQ drain against tinygrad's own UOp semantics: the same program on the
+  `PYTHON` device, element for element (16 images of 12x12: an output of 1152 tiles streams)."""
+  rng = np.random.default_rng(15)
+  x, w = _conv(rng, 16, 1, 12, 8, 3)
+  b, m, s = rng.integers(-3000, 3000, 8), rng.integers(0, 1 << 9, 8), rng.integers(6, 12, 8)
+
+  def layer(dev):
+    t = lambda v: Tensor(np.ascontiguousarray(v).astype(np.int32), device=dev)  # noqa: E731
+    ch = lambda v: t(np.asarray(v).reshape(1, -1, 1, 1))  # noqa: E731
+    a = (t(x).conv2d(t(w), padding=1) + ch(b)).relu()
+    return ((a * ch(m) + ch(1 << (s - 1))) >> ch(s)).minimum(127).numpy()
+  np.testing.assert_array_equal(layer(D), layer("PYTHON"))
+  assert fused["streamed"][0] is True and guards == [True]
+  assert ("PEPI.BRQ", "area") in fused["epis"]
+
+
 def test_cnn_layers_requantise_in_the_streamed_drain(fused, guards, vmem_1024):
   """The CNN demo's network on 64 images at 1024 tiles (the bench's cnn_digits): both convolutions
   stream and drain through PEPI.BRQ; exact with the demo's numpy int8 model."""

@@ -126,6 +126,25 @@ def test_rows_shifted_into_their_tiles_by_an_outer_loop(row_blocks, vmem_1024, m
   assert name == "r_2_100_3_301" and R == 301 and Rb % 4 and 301 % Rb
 
 
+PYTHON_CASES = {  # rows by blocks against tinygrad's own UOp semantics (the PYTHON device)
+  "padded_conv_256ch": (lambda x, w: x.conv2d(w, padding=1), [(1, 256, 8, 8), (2, 256, 3, 3)], "r_2_8_8_256_3_3"),
+  "rows_shifted_by_an_outer_loop": (lambda x: x.sum((0, 2)), [(3, 2, 301, 100)], "r_2_100_3_301"),
+}
+
+
+@pytest.mark.parametrize("case", list(PYTHON_CASES))
+def test_rows_by_blocks_equal_tinygrads_python_device(case, row_blocks, vmem_1024):
+  f, shapes, kernel = PYTHON_CASES[case]
+  rng = np.random.default_rng(27)
+  xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+  with Context(PARALLEL=0):
+    got = f(*(Tensor(x, device=D) for x in xs)).numpy()
+  exp = f(*(Tensor(x, device="PYTHON") for x in xs)).numpy()
+  assert got.shape == exp.shape
+  np.testing.assert_allclose(got, exp, rtol=1e-4, atol=1e-4)  # PYTHON runs tinygrad's upcast kernels: another fp32 sum order
+  assert kernel in {name for name, _, ws in row_blocks if ws}
+
+
 def test_kernels_whose_rows_fit_are_not_blocked(row_blocks, vmem_1024):
   """Rows by blocks are the last resort: a matmul whose rows fit keeps its plan."""
   rng = np.random.default_rng(23)
