@@ -30,6 +30,7 @@ from tinygrad.uop.ops import AxisType, Ops, UOp
 
 from tinytpu.backend import embedding, loops
 from tinytpu.backend.analysis import Analysis
+from tinytpu.backend.blockloop import BlockLoops
 from tinytpu.backend.handlers import Handlers
 from tinytpu.backend.lanes import BlockedLanes
 from tinytpu.backend.layout import Layout
@@ -144,7 +145,7 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes, RowBlocks):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes, RowBlocks, BlockLoops):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill

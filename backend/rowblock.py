@@ -31,11 +31,11 @@ import numpy as np
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp
 
-from tinytpu.backend.optable import LOOPI_MAX, _cint
-from tinytpu.backend.records import Const, OpenLoop, SReg
+from tinytpu.backend.optable import _cint
+from tinytpu.backend.records import Const
 from tinytpu.backend.rowwin import ROW_TILES_MAX, ROWS_MAX, row_layout
-from tinytpu.backend.stream import CHUNK_MAX, LAST_SKIP, SPILL_RESERVE, HbmAddr
-from tinytpu.backend.vcode import SR, Label, Mem
+from tinytpu.backend.stream import CHUNK_MAX, SPILL_RESERVE, HbmAddr
+from tinytpu.backend.vcode import SR, Mem
 from tinytpu.backend.windows import Window, lane_count, table_tiles
 
 ROWBLOCK_CHUNKS = 4  # chunk sizes tried per lane layout (the smallest: every lane tile reads every block again)
@@ -151,9 +151,8 @@ class RowBlocks:
     if not ws:
       return False
     L, Rb, R = self.L, ws[0].block, _cint(u.src[0])
-    nb, shift = -(-R // Rb), L.bit_length() - 1
-    left = self.sreg("row blocks left", temp=False)
-    self.ins("LI", SR(left), nb - 1)
+    shift = L.bit_length() - 1
+    left = self.block_left(-(-R // Rb))
     for w in ws:
       E, pw, oc = (self.sreg(why, temp=False) for why in ("row block element", "row block pointer", "row block other copy"))
       t = self.chunk_offset(w, False)  # the chunk's start minus chunk 0's, in tiles
@@ -178,34 +177,14 @@ class RowBlocks:
       self.row_dmas(w, 0, self._rb_hbm(w, E))
       self.free_temps()
       self.rb_regs[id(w)] = (E, pw, oc)
-    var = self.sreg("loop variable", temp=False)
-    end, outer = self.label(), self.label()
-    start = len(self.code)
-    self.ins("LI", SR(var), 0)
-    step = self.partial[u][1] if u in self.partial else 1
-    self.ins("LOOPI" if nb <= LOOPI_MAX else "LOOP", nb if nb <= LOOPI_MAX else SR(self.scalar(Const(nb, dtypes.int32))), outer)
-    skip = self.label() + LAST_SKIP
-    self.ins("BEQ", SR(left), SR(0), skip)
-    for w in ws:  # the next block into the other copy
-      E, _, oc = self.rb_regs[id(w)]
-      self.row_dmas(w, oc, self._rb_hbm(w, E, w.rcoef * Rb))
-    self.code.append(Label(skip))
-    last = R - (nb - 1) * Rb
-    if last == Rb and Rb // step <= LOOPI_MAX:
-      self.ins("LOOPI", Rb // step, end)
-    else:  # the last block is shorter
-      cnt, full = self.sreg("loop count"), self.label()
-      self.ins("LI", SR(cnt), Rb // step)
-      if last != Rb:
-        self.ins("BNE", SR(left), SR(0), full)
-        self.ins("LI", SR(cnt), last // step)
-        self.code.append(Label(full))
-      self.ins("LOOP", SR(cnt), end)
-    self.free_temps()
+
+    def prefetch():
+      for w in ws:  # the next block into the other copy
+        E, _, oc = self.rb_regs[id(w)]
+        self.row_dmas(w, oc, self._rb_hbm(w, E, w.rcoef * Rb))
     size = lambda w: w.row_tiles * L + w.rcoef % L  # noqa: E731  (the row pitch, stream.row_form)
-    self.loops.append(OpenLoop(u, end, var, start, step=step, stepped=[(self.rb_regs[id(w)][1], size(w)) for w in ws]))
+    outer = self.block_loop_open(u, left, R, Rb, prefetch, stepped=[(self.rb_regs[id(w)][1], size(w)) for w in ws])
     self.rb_open = (ws, left, outer)
-    self.vals[u] = SReg(var)
     return True
 
   def rb_address(self, w: Window, form, eb: int) -> tuple:
@@ -265,9 +244,8 @@ class RowBlocks:
       self.ins("SADDI", SR(pw), SR(pw), (w.rcoef - size) * w.block)
       self.ins("LI", SR(d), w.tiles)
       self.ins("SSUB", SR(oc), SR(d), SR(oc))
-    self.ins("SADDI", SR(left), SR(left), -1)
-    self.code.append(Label(outer))
-    for r in live + [left]:  # live until the block loop ends: the next window's temporaries must not take them
+    self.block_loop_close(left, outer)
+    for r in live:  # live until the block loop ends: the next window's temporaries must not take them
       self.release(r)
     self.rb_open = None
     return True

@@ -29,10 +29,10 @@ import numpy as np
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
 
-from tinytpu.backend.optable import LOOPI_MAX, _cint
-from tinytpu.backend.records import Const, OpenLoop, SReg
-from tinytpu.backend.stream import LAST_SKIP, SPILL_RESERVE, HbmAddr
-from tinytpu.backend.vcode import SR, VT, Label, Mem
+from tinytpu.backend.optable import _cint
+from tinytpu.backend.records import Const
+from tinytpu.backend.stream import SPILL_RESERVE, HbmAddr
+from tinytpu.backend.vcode import SR, VT, Mem
 
 
 @dataclasses.dataclass
@@ -173,19 +173,11 @@ class ReduceStream:
 
   def rs_range(self, u: UOp) -> bool:
     """The streamed reduce range's RANGE: the block loop around the original loop; False for others."""
-    rs = getattr(self, "rstream", None)
+    rs = self.rstream
     if rs is None or u is not rs.rng:
       return False
-    L = self.L
-    var = self.sreg("loop variable", temp=False)
-    end, outer = self.label(), self.label()
-    start = len(self.code)
-    self.ins("LI", SR(var), 0)
-    step = self.partial[u][1] if u in self.partial else 1
-    left = self.sreg("stream blocks", temp=False)
-    nb = -(-_cint(u.src[0]) // rs.Rb)
-    last = _cint(u.src[0]) - (nb - 1) * rs.Rb  # steps of the last block
-    self.ins("LI", SR(left), nb - 1)
+    L, R = self.L, _cint(u.src[0])
+    left = self.block_left(-(-R // rs.Rb))
     c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)  # noqa: E731
     rows: dict = {}  # T -> the lanes' row offsets in a copy
     for p in rs.parts:
@@ -216,31 +208,16 @@ class ReduceStream:
       p.regs = (h, rb, cp, rows[key])
       self.rs_block(p, 0, h, 0)
     self.rs_left = left
-    self.ins("LOOPI" if nb <= LOOPI_MAX else "LOOP", nb if nb <= LOOPI_MAX else SR(self.scalar(Const(nb, dtypes.int32))), outer)
-    skip = self.label() + LAST_SKIP
-    self.ins("BEQ", SR(left), SR(0), skip)
-    for p in rs.parts:
-      h, _, cp, _ = p.regs
-      v, hn = self.sreg("other copy"), self.sreg("next row")
-      self.ins("LI", SR(v), p.rows(L) * p.T)
-      self.ins("SSUB", SR(v), SR(v), SR(cp))
-      self.ins("SADDI", SR(hn), SR(h), p.c_r * rs.Rb // L)  # the next block: c_r * Rb whole tiles on (T may hold one more)
-      self.rs_block(p, v, hn, p.base)
-    self.code.append(Label(skip))
-    n = rs.Rb // step
-    if n > LOOPI_MAX or last != rs.Rb:
-      cnt, full = self.sreg("loop count"), self.label()
-      self.ins("LI", SR(cnt), n)
-      if last != rs.Rb:  # the last block is shorter
-        self.ins("BNE", SR(left), SR(0), full)
-        self.ins("LI", SR(cnt), last // step)
-        self.code.append(Label(full))
-      self.ins("LOOP", SR(cnt), end)
-    else:
-      self.ins("LOOPI", n, end)
-    self.loops.append(OpenLoop(u, end, var, start, step=step))
-    self.rs_outer = outer
-    self.vals[u] = SReg(var)
+
+    def prefetch():
+      for p in rs.parts:
+        h, _, cp, _ = p.regs
+        v, hn = self.sreg("other copy"), self.sreg("next row")
+        self.ins("LI", SR(v), p.rows(L) * p.T)
+        self.ins("SSUB", SR(v), SR(v), SR(cp))
+        self.ins("SADDI", SR(hn), SR(h), p.c_r * rs.Rb // L)  # the next block: c_r * Rb whole tiles on (T may hold one more)
+        self.rs_block(p, v, hn, p.base)
+    self.rs_outer = self.block_loop_open(u, left, R, rs.Rb, prefetch)
     return True
 
   def rs_block(self, p: RPart, vreg: int, hreg: int, voff: int | None = None):
@@ -273,13 +250,11 @@ class ReduceStream:
       self.ins("SADD", SR(rb), SR(rb), SR(d))
       self.ins("SADDI", SR(rb), SR(rb), -p.c_r * rs.Rb)
       self.ins("SADDI", SR(cp), SR(new), 0)
-    self.ins("SADDI", SR(self.rs_left), SR(self.rs_left), -1)
-    self.code.append(Label(self.rs_outer))
+    self.block_loop_close(self.rs_left, self.rs_outer)
     for p in rs.parts:
       for r in p.regs[:3]:
         self.release(r)
       p.regs = ()
-    self.release(self.rs_left)
 
   def rs_address(self, buf, form) -> tuple:
     """A gather of a streamed buffer: its row index tile, base c_r * r + rebase."""
