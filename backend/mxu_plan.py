@@ -25,7 +25,8 @@ from tinytpu.backend.stream import SPILL_RESERVE
 class Operand:
   """How one operand reaches the staging copies."""
   slot: int
-  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer)
+  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer) |
+                       # "rowchunk" (A: the chunk's R rows, one DMA per chunk into one copy, gathered like resident)
   win: int             # VMEM tiles of one raw window copy
   table: np.ndarray    # [staged tiles, L] element offsets from the gather base
   base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
@@ -43,6 +44,8 @@ class Operand:
   tat: int = 0         # VMEM tile of its first table row
   starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
   sslot: int = 0       # band: the block-table tile whose lane 0 holds it
+  h0: int = 0          # rowchunk: the buffer tile of chunk 0's window
+  hstep: int = 0       # rowchunk: tiles the window moves per chunk
 
 
 @dataclasses.dataclass
@@ -205,6 +208,7 @@ class MxuPlan:
       for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0 or m == Mt}, reverse=True):
         if (lanes := order(mc * N)) is not False:
           add(self._mxu_plan(d, mc, fa, fb, lanes, band))
+          add(self._mxu_plan(d, mc, fa, fb, lanes, band, a_window=True))  # after the resident A: tried when that does not fit
       return plans
     # column chunks of nt weight tiles: the rows in groups of mc tiles (each its own K loop, all in
     # PSUM at once); the largest groups that plan, a few per nt (the VMEM check picks later)
@@ -220,12 +224,16 @@ class MxuPlan:
             break
     return plans
 
-  def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes, band: bool = False, nt: int | None = None) -> MxuStreamPlan | None:
+  def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes, band: bool = False, nt: int | None = None,
+                a_window: bool = False) -> MxuStreamPlan | None:
     """fa, fb: (c0, c1, c2) of an affine operand, or (F, G) of a separable one (its lane and reduce
     parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident, or with `band`
     (A only) a window per K block: its gathers add a per-block k tile (ktable) to the lane part's
     tables, the base moves per row group only. nt: column chunks of nt weight tiles, the rows in
-    groups of mc tiles (else row chunks of mc tiles times every column)."""
+    groups of mc tiles (else row chunks of mc tiles times every column). a_window: the variant
+    whose A, contiguous along k but with rows that are not whole tiles apart (K not a multiple of
+    L), comes per chunk as one window of its R rows ("rowchunk") instead of resident (None when A
+    takes another mode)."""
     N, L = self.cfg.N, self.L
     M, K, Nc = d.dims
     cols, R = nt is not None, mc * N
@@ -268,12 +276,21 @@ class MxuPlan:
       # A: rows when contiguous along k with tile-aligned rows (and no padding rows to DMA), else resident
       streamable = M % R == 0 and not pad and d.a_mask is None
       ka_win = -(-((N - 1) * sk + R) // L) if sp == 1 else 0
-      if sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable:
+      rows_ok = sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable
+      kb_ok = sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
+          2 * ka_win < a_tiles and streamable and _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L)
+      if a_window:
+        # the chunk's rows m .. m + R - 1 are one run of HBM tiles, starting at the same element of
+        # a tile in every chunk when R * sp is whole tiles: one DMA per chunk, the resident gathers
+        if rows_ok or kb_ok or cols or sk != 1 or not streamable or (R * sp) % L or not 0 < K <= sp:
+          return None
+        win = -(-(a0 % L + (R - 1) * sp + K) // L)  # (the resident plan of the same cost is tried first)
+        tab = np.stack([(sp * (pt * N + pi) + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rowchunk", win, tab, a0 % L, N, 0, h0=a0 // L, hstep=R * sp // L)
+      elif rows_ok:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
-      elif sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
-          2 * ka_win < a_tiles and streamable and \
-          _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L):
+      elif kb_ok:
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
@@ -376,12 +393,12 @@ class MxuPlan:
       p.gate_at, t = t, t + len(p.gates)
     p.ctab, t = t, t + len(p.canon)
     for o in (p.A, p.B):
-      if o.mode == "resident":
+      if o.mode in ("resident", "rowchunk"):
         o.at, t = t, t + o.win
     p.stage = t
     s = t + 2 * (mc + Nt)
     for o in (p.A, p.B):
-      if o.mode != "resident":
+      if o.mode not in ("resident", "rowchunk"):
         o.at, s = s, s + 2 * o.win
     p.dtiles = max(p.C, s - t)
     return t + p.dtiles
@@ -422,7 +439,7 @@ class MxuPlan:
         hi = (o.at + o.win) * self.L + int(o.table.max()) + int(o.ktable.max()) + (0 if o.shifts is None else int(o.shifts.max()))
         if lo < 0 or hi >= V * self.L:
           return False
-      if o.mode == "resident":
+      if o.mode in ("resident", "rowchunk"):  # a rowchunk window: the resident gathers over one chunk's rows
         kmax, kmin = (0, 0) if o.ktable is None else (int(o.ktable.max()), int(o.ktable.min()))
         smax, smin = (0, 0) if o.shifts is None else (int(o.shifts.max()), int(o.shifts.min()))
         moves = (p.ng if o is p.A and p.cols else p.nc) - 1  # A moves per row group, B per chunk

@@ -48,6 +48,11 @@ class MxuStream(MxuPlan):
     self.ms_a = self.sreg("MXU A pointer", temp=False)
     self._pointer(p.A, self.ms_a)
     self.mxu_regs.append(self.ms_a)
+    self.ms_ah = None
+    if p.A.mode == "rowchunk":  # the chunk's window: its HBM tile offset from chunk 0's
+      self.ms_ah = self.sreg("MXU A window", temp=False)
+      self.ins("LI", SR(self.ms_ah), 0)
+      self.mxu_regs.append(self.ms_ah)
     self.ms_b = None
     if p.B.step_chunk:  # column chunks: B's pointer moves per chunk
       self.ms_b = self.sreg("MXU B pointer", temp=False)
@@ -57,7 +62,7 @@ class MxuStream(MxuPlan):
   def _pointer(self, o: Operand, r: int):
     """r = block 0's gather base (resident: a VMEM element address) or HBM element address (streamed)."""
     L = self.L
-    if o.mode == "resident":
+    if o.mode in ("resident", "rowchunk"):
       self.ins("LI", SR(r), o.at * L + o.base0)
       return
     self.ins("LI", SR(r), HbmAddr(o.slot, 0))
@@ -98,6 +103,9 @@ class MxuStream(MxuPlan):
     p, N, L = self.mstream, self.cfg.N, self.L
     M, K, Nc = p.d.dims
     Kt, Nt, mc = -(-K // N), p.nt, p.mc
+    if p.A.mode == "rowchunk":  # this chunk's rows of A into its window (the gathers wait for their tiles)
+      self.dma("DMA.IN", 0, p.A.at, p.A.slot, p.A.h0, p.A.win, hreg=self.ms_ah)
+      self.ins("SADDI", SR(self.ms_ah), SR(self.ms_ah), p.A.hstep)
     B_ = mc + Nt  # staged tiles per block
     shL = L.bit_length() - 1
     par, kl = self.sreg("MXU block parity", temp=False), self.sreg("MXU blocks left", temp=False)
@@ -151,7 +159,7 @@ class MxuStream(MxuPlan):
       self._drop(t, k, h, copy)
     def gather_base(name, o, blocks: int, other: bool) -> int:
       """A temporary: the element address block kb + blocks' gathers add their tables to."""
-      if o.mode == "resident":
+      if o.mode in ("resident", "rowchunk"):
         return ahead(name, o, blocks, clamp=blocks > 0)
       g = self._copy(o.at, o.win, par, other)
       k = self.sreg("shift")
@@ -212,7 +220,7 @@ class MxuStream(MxuPlan):
           self.ins("VST", v, Mem(into, i))
       return [lambda it=work[i:i + 4]: four(it) for i in range(0, len(work), 4)]
     def block(acc: int):
-      streamed = [(n, o) for n, o in ops_ if o.mode != "resident"]
+      streamed = [(n, o) for n, o in ops_ if o.mode not in ("resident", "rowchunk")]
       if streamed:
         skip = self.label()
         two = self.sreg("two")
@@ -259,7 +267,7 @@ class MxuStream(MxuPlan):
       copy 0, then the K loop; A's pointer ends R rows further (the next group's or chunk's)."""
       start()
       for name, o in ops_:
-        if o.mode != "resident":
+        if o.mode not in ("resident", "rowchunk"):
           dma(o, ahead(name, o, 0), self._copy(o.at, o.win, par, False), 0)
           if Kt > 1:
             dma(o, ahead(name, o, 1), self._copy(o.at, o.win, par, True), 1)

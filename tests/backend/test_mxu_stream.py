@@ -50,6 +50,10 @@ CASES = [
   # ... and the results not whole lane tiles: the last tile's lanes past G must not store (they
   # read the padding rows' results; their clamped address is the last real element's)
   ((1030, 8, 4, "ab"), ("resident", "resident")),
+  # K not a multiple of L: A's rows are not whole tiles apart (no "rows" mode) and A does not fit
+  # whole; each chunk's R rows come as one window (R * K whole tiles: the same start in every chunk)
+  ((64, 300, 64, "ab"), ("rowchunk", "kb")),
+  ((16, 1000, 100, "ab"), ("rowchunk", "kb")),
 ]
 
 
@@ -65,6 +69,18 @@ def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, stre
   out = (ta.cast("int32") @ tb.cast("int32")).numpy()
   np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
   assert streamed and streamed[-1][:2] == modes, streamed
+
+
+def test_row_chunk_windows_of_a_view_start_inside_a_tile(vmem_1024, streamed, monkeypatch):
+  """A is rows 2.. of a (66, 300) int8 matrix: its first element is 600 = 37.5 tiles in, so every
+  chunk's window of R rows starts half a tile into its first tile (the gathers' base adds it).
+  Exact, RTL == golden."""
+  monkeypatch.setenv("TINYTPU_SIM", "both")
+  rng = np.random.default_rng(31)
+  a, b = _i8(rng, 66, 300), _i8(rng, 300, 64)
+  out = (Tensor(a, device="TINYTPU")[2:].cast("int32") @ Tensor(b, device="TINYTPU").cast("int32")).numpy()
+  np.testing.assert_array_equal(out, a[2:].astype(np.int64) @ b.astype(np.int64))
+  assert streamed and streamed[-1][0] == "rowchunk" and streamed[-1][3] > 1, streamed
 
 
 @pytest.mark.cheapest
