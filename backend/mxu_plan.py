@@ -12,6 +12,7 @@ tile and block (the border tiles only)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 from tinygrad.dtype import dtypes
@@ -44,6 +45,8 @@ class Operand:
   tat: int = 0         # VMEM tile of its first table row
   starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
   sslot: int = 0       # band: the block-table tile whose lane 0 holds it
+  classes: int = 0     # rows not whole tiles apart: P classes of rows (each a whole number of tiles apart), two tiles per row
+  ctiles: tuple = ()   # ... class c's first tile from row 0's (floor(c * stride / L))
   h0: int = 0          # rowchunk: the buffer tile of chunk 0's window
   hstep: int = 0       # rowchunk: tiles the window moves per chunk
 
@@ -85,6 +88,25 @@ def _affine2(e: np.ndarray):
   c2 = int(e[0, 1] - e[0, 0]) if e.shape[1] > 1 else 0
   ii, jj = np.indices(e.shape)
   return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
+
+
+def _row_classes(stride: int, rows: int, N: int, L: int) -> tuple[int, tuple] | None:
+  """Rows `stride` elements apart whose block of N values is read per K block (a "rows" operand):
+  (P, each class's first tile from row 0's), or None when the classes do not work. Row m = c + j * P of class c starts (c * stride) mod
+  L elements into a two-tile window at row 0's tile + floor(c * stride / L) + j * P * stride / L,
+  plus the block's place h mod L: its N values lie inside the two tiles when stride and the base
+  are multiples of N. The chunk's rows must be whole classes, so every chunk has the same ones.
+  In the copy the classes are contiguous (row m at tiles 2 * _class_slot(m)): each class's DMA
+  writes its own box, so the SXU's interlock (by boxes) lets the P copies overlap."""
+  P = L // math.gcd(stride % L, L)  # 1 when whole tiles apart (a base that is not: two tiles per row)
+  if stride % N or rows % P:
+    return None
+  return P, tuple(c * stride // L for c in range(P))
+
+
+def _class_slot(m, P: int, rows: int):
+  """Row m's place in a copy of rows in P classes (class-major)."""
+  return (m % P) * (rows // P) + m // P
 
 
 def _window_fits(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> bool:
@@ -208,7 +230,7 @@ class MxuPlan:
       for mc in sorted({m for m in range(1, min(Mt, 255, P // Nt) + 1) if (m * N * Nc) % L == 0 or m == Mt}, reverse=True):
         if (lanes := order(mc * N)) is not False:
           add(self._mxu_plan(d, mc, fa, fb, lanes, band))
-          add(self._mxu_plan(d, mc, fa, fb, lanes, band, a_window=True))  # after the resident A: tried when that does not fit
+          add(self._mxu_plan(d, mc, fa, fb, lanes, band, unaligned=True))  # after the resident one: tried when that does not fit
       return plans
     # column chunks of nt weight tiles: the rows in groups of mc tiles (each its own K loop, all in
     # PSUM at once); the largest groups that plan, a few per nt (the VMEM check picks later)
@@ -219,21 +241,23 @@ class MxuPlan:
       for mc in range(min(Mt, 255), 0, -1):
         if -(-Mt // mc) * mc * nt <= P and (plan := self._mxu_plan(d, mc, fa, fb, lanes, band, nt)) is not None:
           add(plan)
+          add(self._mxu_plan(d, mc, fa, fb, lanes, band, nt, unaligned=True))
           found += 1
           if found == COLUMN_GROUPS_TRIED:
             break
     return plans
 
   def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes, band: bool = False, nt: int | None = None,
-                a_window: bool = False) -> MxuStreamPlan | None:
+                unaligned: bool = False) -> MxuStreamPlan | None:
     """fa, fb: (c0, c1, c2) of an affine operand, or (F, G) of a separable one (its lane and reduce
     parts: F(m) + G(k) for A, G(k) + F(n) for B). A separable operand is resident, or with `band`
     (A only) a window per K block: its gathers add a per-block k tile (ktable) to the lane part's
     tables, the base moves per row group only. nt: column chunks of nt weight tiles, the rows in
-    groups of mc tiles (else row chunks of mc tiles times every column). a_window: the variant
-    whose A, contiguous along k but with rows that are not whole tiles apart (K not a multiple of
-    L), comes per chunk as one window of its R rows ("rowchunk") instead of resident (None when A
-    takes another mode)."""
+    groups of mc tiles (else row chunks of mc tiles times every column). unaligned: the variant in
+    which an operand contiguous along k whose rows are not whole tiles apart (K not a multiple of
+    L) streams instead of being resident: rows in classes (_row_classes), or for A without classes
+    each chunk's R rows as one window ("rowchunk"); None when no operand does (the plain variant is
+    the same plan, listed first so that a resident operand that fits wins at the same cost)."""
     N, L = self.cfg.N, self.L
     M, K, Nc = d.dims
     cols, R = nt is not None, mc * N
@@ -277,19 +301,23 @@ class MxuPlan:
       streamable = M % R == 0 and not pad and d.a_mask is None
       ka_win = -(-((N - 1) * sk + R) // L) if sp == 1 else 0
       rows_ok = sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable
+      a_cls = _row_classes(sp, R, N, L) if sk == 1 and sp > 0 and a0 % N == 0 and L % N == 0 and streamable else None
       kb_ok = sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
           2 * ka_win < a_tiles and streamable and _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L)
-      if a_window:
-        # the chunk's rows m .. m + R - 1 are one run of HBM tiles, starting at the same element of
-        # a tile in every chunk when R * sp is whole tiles: one DMA per chunk, the resident gathers
-        if rows_ok or kb_ok or cols or sk != 1 or not streamable or (R * sp) % L or not 0 < K <= sp:
-          return None
-        win = -(-(a0 % L + (R - 1) * sp + K) // L)  # (the resident plan of the same cost is tried first)
-        tab = np.stack([(sp * (pt * N + pi) + kj).ravel() for pt in range(mc)])
-        A = Operand(d.a.slot, "rowchunk", win, tab, a0 % L, N, 0, h0=a0 // L, hstep=R * sp // L)
-      elif rows_ok:
+      # the chunk's rows m .. m + R - 1 are one run of HBM tiles, starting at the same element of a
+      # tile in every chunk when R * sp is whole tiles: one DMA per chunk, the resident gathers
+      chunk_ok = not cols and sk == 1 and streamable and (R * sp) % L == 0 and 0 < K <= sp
+      if rows_ok:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
+      elif unaligned and not kb_ok and a_cls:  # rows in classes: two tiles per row, class-major in the copy
+        P, ct = a_cls
+        tab = np.stack([(_class_slot(pt * N + pi, P, R) * 2 * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rows", 2 * R, tab, a0, N, sp * R, hstride=P * sp // L, rows=R, classes=P, ctiles=ct)
+      elif unaligned and not kb_ok and chunk_ok:
+        win = -(-(a0 % L + (R - 1) * sp + K) // L)
+        tab = np.stack([(sp * (pt * N + pi) + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rowchunk", win, tab, a0 % L, N, 0, h0=a0 // L, hstep=R * sp // L)
       elif kb_ok:
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
@@ -320,8 +348,15 @@ class MxuPlan:
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
       elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
         B = Operand(d.b.slot, "rows", Cc, btab(lambda k, n: n * L + k), b0, N, sb, hstride=tn // L, rows=Cc)
+      elif unaligned and tk == 1 and tn > 0 and b0 % N == 0 and L % N == 0 and 4 * Cc < b_tiles and streamable and \
+          (b_cls := _row_classes(tn, Cc, N, L)):  # ... whose rows are not whole tiles apart: two tiles per row, in classes
+        P, ct = b_cls
+        B = Operand(d.b.slot, "rows", 2 * Cc, btab(lambda k, n: _class_slot(n, P, Cc) * 2 * L + (n * tn) % L + k), b0, N, sb,
+                    hstride=P * tn // L, rows=Cc, classes=P, ctiles=ct)
       else:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
+    if unaligned and not (A.classes or B.classes or A.mode == "rowchunk"):
+      return None  # the plain variant is this plan
     # lane order: lane tile q of a chunk gathers result element (grp * mc * Nt + nb * mc + mb) * L +
     # (m % N) * N + n % N (row group grp = m // R, its row tile mb)
     C = -(-(M * Cc if cols else R * Nc) // L)  # lane tiles per chunk
@@ -415,7 +450,10 @@ class MxuPlan:
       plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64), tables=False)
       for slot in (p.A.slot, p.B.slot):
         # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
-        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, 0))
+        # (rows in classes: a row's second tile may be the one after the buffer's last)
+        o = p.A if slot == p.A.slot else p.B
+        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False,
+                                         over=(0, 1 if o.classes else 0))
       foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
       if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
         continue

@@ -149,6 +149,13 @@ class MxuStream(MxuPlan):
         self.ins("VEXTRACT", SR(k), self._ktile(bt, blocks * nk + o.sslot), 0, 0)
         self.ins("SADD", SR(t), SR(t), SR(k))
         self.ins("DMA.IN", Mem(copy, 0), Mem(t, 0), o.win)
+      elif o.mode == "rows" and o.classes:  # per class of rows: its rows' two tiles, whole tiles apart in HBM
+        P = o.classes
+        self.ins("LI", SR(k), o.hstride)
+        for c in range(P):  # class c's rows contiguous in the copy (mxu_plan._class_slot)
+          self.ins("DMA.CFG", SR(k), o.rows // P, 2)
+          self.ins("DMA.IN", Mem(copy, 2 * c * (o.rows // P)), Mem(t, o.ctiles[c]), 2)
+        self.ins("DMA.CFG", SR(0), 1, 0)
       elif o.mode == "rows":
         self.ins("LI", SR(k), o.hstride)
         self.ins("DMA.CFG", SR(k), o.rows, 1)

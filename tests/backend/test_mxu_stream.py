@@ -26,7 +26,7 @@ def streamed(monkeypatch, request):
     if ok:
       p = self.mstream
       seen.append((p.A.mode, p.B.mode, p.mc, p.nc, p.A.ktable is not None, p.B.ktable is not None, p.mask,
-                   bool(p.A.gated or p.B.gated)))
+                   bool(p.A.gated or p.B.gated), p.A.classes, p.B.classes))
     return ok
   monkeypatch.setattr(mxu_stream.MxuStream, "adopt_mxu_stream", spy)
   return seen
@@ -50,10 +50,11 @@ CASES = [
   # ... and the results not whole lane tiles: the last tile's lanes past G must not store (they
   # read the padding rows' results; their clamped address is the last real element's)
   ((1030, 8, 4, "ab"), ("resident", "resident")),
-  # K not a multiple of L: A's rows are not whole tiles apart (no "rows" mode) and A does not fit
-  # whole; each chunk's R rows come as one window (R * K whole tiles: the same start in every chunk)
-  ((64, 300, 64, "ab"), ("rowchunk", "kb")),
-  ((16, 1000, 100, "ab"), ("rowchunk", "kb")),
+  # K not a multiple of L: rows not whole tiles apart, in classes that are (two tiles per row and
+  # block: 300 = 18.75 tiles, 4 classes; 1000 = 62.5 tiles, 2), A's rows and a Linear weight's
+  ((64, 300, 64, "ab"), ("rows", "kb")),
+  ((16, 1000, 100, "ab"), ("rows", "kb")),
+  ((36, 1000, 40, "bT"), ("rows", "rows")),  # nn.Linear(1000, 40) on a batch of 36: neither operand fits whole
 ]
 
 
@@ -71,16 +72,25 @@ def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, stre
   assert streamed and streamed[-1][:2] == modes, streamed
 
 
-def test_row_chunk_windows_of_a_view_start_inside_a_tile(vmem_1024, streamed, monkeypatch):
-  """A is rows 2.. of a (66, 300) int8 matrix: its first element is 600 = 37.5 tiles in, so every
-  chunk's window of R rows starts half a tile into its first tile (the gathers' base adds it).
-  Exact, RTL == golden."""
+@pytest.mark.parametrize("view,mode,classes", [("rows", "rows", 4), ("cols", "rowchunk", 0)])
+def test_rows_of_a_view_start_inside_a_tile(view, mode, classes, vmem_1024, streamed, monkeypatch):
+  """A as a view: rows 2.. of a (66, 300) matrix (its first element 600 = 37.5 tiles in: every
+  class's two-tile windows start half a tile further), or columns 1.. of a (64, 301) one (rows 301
+  elements apart, not a multiple of N: no classes, so each chunk's 16 rows come as one window, 301
+  whole tiles, half a tile into its first). Exact, RTL == golden."""
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(31)
-  a, b = _i8(rng, 66, 300), _i8(rng, 300, 64)
-  out = (Tensor(a, device="TINYTPU")[2:].cast("int32") @ Tensor(b, device="TINYTPU").cast("int32")).numpy()
-  np.testing.assert_array_equal(out, a[2:].astype(np.int64) @ b.astype(np.int64))
-  assert streamed and streamed[-1][0] == "rowchunk" and streamed[-1][3] > 1, streamed
+  if view == "rows":
+    a = _i8(rng, 66, 300)
+    ta, ref = Tensor(a, device="TINYTPU")[2:], a[2:]
+  else:
+    a = _i8(rng, 64, 301)
+    ta, ref = Tensor(a, device="TINYTPU")[:, 1:], a[:, 1:]
+  b = _i8(rng, 300, 64)
+  out = (ta.cast("int32") @ Tensor(b, device="TINYTPU").cast("int32")).numpy()
+  np.testing.assert_array_equal(out, ref.astype(np.int64) @ b.astype(np.int64))
+  assert streamed and streamed[-1][0] == mode and streamed[-1][8] == classes, streamed
+  assert mode != "rowchunk" or streamed[-1][3] > 1  # several chunks: the window moves
 
 
 @pytest.mark.cheapest
@@ -190,7 +200,7 @@ def test_streamed_conv_exact_and_rtl_matches_golden(case, sep, vmem_1024, stream
   out = out.permute(0, 2, 3, 1).contiguous() if nhwc else out
   ref = _conv_ref(x, w, stride, pad)
   np.testing.assert_array_equal(out.numpy(), ref.transpose(0, 2, 3, 1) if nhwc else ref)
-  assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:] == sep, streamed
+  assert streamed and streamed[-1][:2] == ("resident", "resident") and streamed[-1][4:8] == sep, streamed
 
 
 def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed, monkeypatch):
@@ -205,7 +215,7 @@ def test_streamed_batched_padded_conv_chunks_by_whole_images(vmem_1024, streamed
   # and what tinygrad itself computes (its PYTHON device: the UOp semantics, padding included)
   py = Tensor(x, device="PYTHON").cast("int32").conv2d(Tensor(w, device="PYTHON").cast("int32"), padding=1).numpy()
   np.testing.assert_array_equal(got, py)
-  (a_mode, b_mode, mc, nc, sep_a, sep_b, _, gated), = streamed
+  (a_mode, b_mode, mc, nc, sep_a, sep_b, _, gated, _, _), = streamed
   assert (a_mode, sep_a, gated) == ("resident", True, True) and nc > 1 and (mc * 4) % 64 == 0, streamed
 
 
