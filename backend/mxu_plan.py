@@ -45,6 +45,7 @@ class Operand:
   tat: int = 0         # VMEM tile of its first table row
   starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
   sslot: int = 0       # band: the block-table tile whose lane 0 holds it
+  shifted: bool = False  # kb: the window's start is not always a tile's first element (the gather base adds h mod L)
   classes: int = 0     # rows not whole tiles apart: P classes of rows (each a whole number of tiles apart), two tiles per row
   ctiles: tuple = ()   # ... class c's first tile from row 0's (floor(c * stride / L))
   h0: int = 0          # rowchunk: the buffer tile of chunk 0's window
@@ -323,6 +324,14 @@ class MxuPlan:
         # bounding box, like B's kb window
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "kb", ka_win, tab, a0, sk * N, R)
+      elif unaligned and sp == 1 and sk > 0 and (sk * N) % L == 0 and streamable and \
+          2 * (win := -(-((N - 1) * sk + R + L - 1) // L)) < a_tiles and \
+          _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, win, a_tiles + 1, L):
+        # ... whose chunks (or row groups) move by other than whole tiles (M not a multiple of L) or
+        # whose base is not a tile's first element: one tile more (which may be the one after the
+        # buffer's last), the gather base adds h mod L
+        tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "kb", win, tab, a0, sk * N, R, shifted=True)
       else:
         tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)
@@ -355,7 +364,7 @@ class MxuPlan:
                     hstride=P * tn // L, rows=Cc, classes=P, ctiles=ct)
       else:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
-    if unaligned and not (A.classes or B.classes or A.mode == "rowchunk"):
+    if unaligned and not (A.classes or B.classes or A.mode == "rowchunk" or A.shifted):
       return None  # the plain variant is this plan
     # lane order: lane tile q of a chunk gathers result element (grp * mc * Nt + nb * mc + mb) * L +
     # (m % N) * N + n % N (row group grp = m // R, its row tile mb)
@@ -450,10 +459,10 @@ class MxuPlan:
       plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64), tables=False)
       for slot in (p.A.slot, p.B.slot):
         # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
-        # (rows in classes: a row's second tile may be the one after the buffer's last)
+        # (rows in classes, a shifted kb window: their last tile may be the one after the buffer's last)
         o = p.A if slot == p.A.slot else p.B
         plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False,
-                                         over=(0, 1 if o.classes else 0))
+                                         over=(0, 1 if o.classes or o.shifted else 0))
       foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
       if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
         continue

@@ -172,7 +172,7 @@ class MxuStream(MxuPlan):
       k = self.sreg("shift")
       self.ins("LI", SR(k), shL)
       self.ins("SSHL", SR(g), SR(g), SR(k))
-      if o.mode == "rows":  # where the block's N values sit in each row's tile
+      if o.mode == "rows" or o.shifted:  # where the block's N values sit in each row's tile (a shifted kb window's start)
         h = ahead(name, o, blocks)
         self.ins("LI", SR(k), L - 1)
         self.ins("SAND", SR(k), SR(h), SR(k))
