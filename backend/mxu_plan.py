@@ -26,8 +26,7 @@ from tinytpu.backend.stream import SPILL_RESERVE
 class Operand:
   """How one operand reaches the staging copies."""
   slot: int
-  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer) |
-                       # "rowchunk" (A: the chunk's R rows, one DMA per chunk into one copy, gathered like resident)
+  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer)
   win: int             # VMEM tiles of one raw window copy
   table: np.ndarray    # [staged tiles, L] element offsets from the gather base
   base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
@@ -45,11 +44,11 @@ class Operand:
   tat: int = 0         # VMEM tile of its first table row
   starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
   sslot: int = 0       # band: the block-table tile whose lane 0 holds it
+  over: int = 0        # tiles past the buffer's last its DMAs may read (padding rows, K's last block): the launch places them
+  rtiles: int = 1      # rows: tiles per row in a copy (2 or 3 for rows in classes)
   shifted: bool = False  # kb: the window's start is not always a tile's first element (the gather base adds h mod L)
   classes: int = 0     # rows not whole tiles apart: P classes of rows (each a whole number of tiles apart), two tiles per row
   ctiles: tuple = ()   # ... class c's first tile from row 0's (floor(c * stride / L))
-  h0: int = 0          # rowchunk: the buffer tile of chunk 0's window
-  hstep: int = 0       # rowchunk: tiles the window moves per chunk
 
 
 @dataclasses.dataclass
@@ -80,6 +79,7 @@ class MxuStreamPlan:
   ng: int = 1          # row groups of mc tiles per chunk, each its own K loop into its PSUM tiles (column chunks)
   nt: int = 0          # weight column tiles per chunk (all Nt for row chunks)
   cols: bool = False   # column chunks: a chunk is every row times nt * N columns (B moves per chunk)
+  unaligned: bool = False  # an operand streams although its rows (or K) are not whole tiles (mxu_plan._mxu_plan)
 
 
 def _affine2(e: np.ndarray):
@@ -91,18 +91,32 @@ def _affine2(e: np.ndarray):
   return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
 
 
-def _row_classes(stride: int, rows: int, N: int, L: int) -> tuple[int, tuple] | None:
+def _row_classes(stride: int, base: int, N: int, L: int) -> tuple[int, tuple, int]:
   """Rows `stride` elements apart whose block of N values is read per K block (a "rows" operand):
-  (P, each class's first tile from row 0's), or None when the classes do not work. Row m = c + j * P of class c starts (c * stride) mod
-  L elements into a two-tile window at row 0's tile + floor(c * stride / L) + j * P * stride / L,
-  plus the block's place h mod L: its N values lie inside the two tiles when stride and the base
-  are multiples of N. The chunk's rows must be whole classes, so every chunk has the same ones.
-  In the copy the classes are contiguous (row m at tiles 2 * _class_slot(m)): each class's DMA
-  writes its own box, so the SXU's interlock (by boxes) lets the P copies overlap."""
-  P = L // math.gcd(stride % L, L)  # 1 when whole tiles apart (a base that is not: two tiles per row)
-  if stride % N or rows % P:
-    return None
-  return P, tuple(c * stride // L for c in range(P))
+  (P, each class's first tile from row 0's, T tiles per row). A copy holds whole classes (rows
+  rounded up to P: the padding rows are read, their results dropped), and when the rows move per
+  chunk, by whole classes (every chunk has the same ones). Row m = c + j * P of class c starts
+  (c * stride) mod L elements into a window of T tiles at row 0's tile + floor(c * stride / L) +
+  j * P * stride / L, plus the block's place h mod L (h: row 0's element; a chunk moves it by
+  whole tiles): the N values lie inside one tile when the stride and the base are whole tiles,
+  else inside two when base mod N <= 1 (h mod L <= L - N + base mod N, the class's part <= L - 1),
+  else three. In the copy the classes are
+  contiguous (row m at tiles T * _class_slot(m)): each class's DMA writes its own box, so the
+  SXU's interlock (by boxes) lets the P copies overlap."""
+  P = L // math.gcd(stride % L, L)  # 1 when whole tiles apart (a base that is not: a window per row)
+  T = 1 if stride % L == 0 and base % L == 0 else 2 if base % N <= 1 else 3  # 1: aligned rows (padding only)
+  return P, tuple(c * stride // L for c in range(P)), T
+
+
+def _rows_over(base: int, stride: int, rows: int, last_k: int, T: int, tiles: int, L: int) -> int:
+  """Tiles past the buffer's last that a "rows" operand's windows may read: the last row's (a
+  chunk's padding rows included) window of T tiles for the last K block (its lanes past K too)."""
+  return max(0, (base + (rows - 1) * stride + last_k) // L + T - tiles)
+
+
+def _window_over(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> int:
+  """Tiles past the buffer's last that the kb window of the last block and chunk reads."""
+  return max(0, (base0 + (Kt - 1) * step_kb + max(0, moves) * step_chunk) // L + win - tiles)
 
 
 def _class_slot(m, P: int, rows: int):
@@ -154,7 +168,7 @@ class MxuPlan:
       transpose_dot(d)
       plans += self._plans_in_lane_order(d, cols, band)
       transpose_dot(d)
-    plans.sort(key=self._plan_cycles)  # stable: among equals the order above
+    plans.sort(key=lambda p: (self._plan_cycles(p), p.unaligned))  # stable: among equals the plain plans, then the order above
     return plans
 
   def _plan_cycles(self, p: MxuStreamPlan) -> int:
@@ -246,6 +260,24 @@ class MxuPlan:
           found += 1
           if found == COLUMN_GROUPS_TRIED:
             break
+      # the unaligned variant's A in classes moves by whole classes: groups of a multiple of L rows,
+      # the largest few that plan and the two smallest (their areas are the likeliest to fit)
+      def classed(mc: int):
+        if -(-Mt // mc) * mc * nt > P:
+          return None
+        plan = self._mxu_plan(d, mc, fa, fb, lanes, band, nt, unaligned=True)
+        return plan if plan is not None and plan.A.classes else None
+      step = L // N
+      sizes, largest = list(range(min(Mt, 255) // step * step, 0, -step)), []
+      for mc in sizes:
+        if len(largest) == COLUMN_GROUPS_TRIED:
+          break
+        if (plan := classed(mc)) is not None:
+          largest.append(mc)
+          add(plan)
+      for mc in sizes[-2:]:
+        if mc not in largest and (plan := classed(mc)) is not None:
+          add(plan)
     return plans
 
   def _mxu_plan(self, d: Dot, mc: int, fa, fb, lanes, band: bool = False, nt: int | None = None,
@@ -255,10 +287,11 @@ class MxuPlan:
     (A only) a window per K block: its gathers add a per-block k tile (ktable) to the lane part's
     tables, the base moves per row group only. nt: column chunks of nt weight tiles, the rows in
     groups of mc tiles (else row chunks of mc tiles times every column). unaligned: the variant in
-    which an operand contiguous along k whose rows are not whole tiles apart (K not a multiple of
-    L) streams instead of being resident: rows in classes (_row_classes), or for A without classes
-    each chunk's R rows as one window ("rowchunk"); None when no operand does (the plain variant is
-    the same plan, listed first so that a resident operand that fits wins at the same cost)."""
+    which operands that the plain one keeps resident stream: rows that are not whole tiles apart
+    (in classes, _row_classes), kb windows whose start is not a tile's first element (shifted), and
+    both with a chunk's padding rows or K not a multiple of N (their DMAs read past the buffer:
+    `over`); None when no operand does (it is the plain plan then). Plans sort plain first at the
+    same estimated cost, so a resident operand that fits wins."""
     N, L = self.cfg.N, self.L
     M, K, Nc = d.dims
     cols, R = nt is not None, mc * N
@@ -302,36 +335,37 @@ class MxuPlan:
       streamable = M % R == 0 and not pad and d.a_mask is None
       ka_win = -(-((N - 1) * sk + R) // L) if sp == 1 else 0
       rows_ok = sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable
-      a_cls = _row_classes(sp, R, N, L) if sk == 1 and sp > 0 and a0 % N == 0 and L % N == 0 and streamable else None
+      a_cls = None
       kb_ok = sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
           2 * ka_win < a_tiles and streamable and _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L)
-      # the chunk's rows m .. m + R - 1 are one run of HBM tiles, starting at the same element of a
-      # tile in every chunk when R * sp is whole tiles: one DMA per chunk, the resident gathers
-      chunk_ok = not cols and sk == 1 and streamable and (R * sp) % L == 0 and 0 < K <= sp
+      # the unaligned variant also streams with padding rows (M not a multiple of R: the last chunk's
+      # rows past M are read and their results dropped) and with K not a multiple of N (the last
+      # block's lanes past K are read and A's masked to zero): their DMAs may read past the buffer
+      loose = unaligned and d.a_mask is None and L % N == 0
+      nrows = (ng if cols else nc) * R
+      if loose and sk == 1 and sp > 0 and not rows_ok:
+        a_cls = _row_classes(sp, a0, N, L)
+        a_cls = a_cls if R % a_cls[0] == 0 else None  # the chunks (row groups) move by whole classes
       if rows_ok:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
-      elif unaligned and not kb_ok and a_cls:  # rows in classes: two tiles per row, class-major in the copy
-        P, ct = a_cls
-        tab = np.stack([(_class_slot(pt * N + pi, P, R) * 2 * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
-        A = Operand(d.a.slot, "rows", 2 * R, tab, a0, N, sp * R, hstride=P * sp // L, rows=R, classes=P, ctiles=ct)
-      elif unaligned and not kb_ok and chunk_ok:
-        win = -(-(a0 % L + (R - 1) * sp + K) // L)
-        tab = np.stack([(sp * (pt * N + pi) + kj).ravel() for pt in range(mc)])
-        A = Operand(d.a.slot, "rowchunk", win, tab, a0 % L, N, 0, h0=a0 // L, hstep=R * sp // L)
+      elif not kb_ok and a_cls:  # rows in classes: T tiles per row, class-major in the copy
+        P, ct, T = a_cls
+        tab = np.stack([(_class_slot(pt * N + pi, P, R) * T * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rows", T * R, tab, a0, N, sp * R, hstride=P * sp // L, rows=R, classes=P, ctiles=ct, rtiles=T,
+                    over=_rows_over(a0, sp, nrows, (Kt - 1) * N, T, a_tiles, L))
       elif kb_ok:
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "kb", ka_win, tab, a0, sk * N, R)
-      elif unaligned and sp == 1 and sk > 0 and (sk * N) % L == 0 and streamable and \
-          2 * (win := -(-((N - 1) * sk + R + L - 1) // L)) < a_tiles and \
-          _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, win, a_tiles + 1, L):
-        # ... whose chunks (or row groups) move by other than whole tiles (M not a multiple of L) or
-        # whose base is not a tile's first element: one tile more (which may be the one after the
-        # buffer's last), the gather base adds h mod L
+      elif loose and sp == 1 and sk > 0 and 2 * (win := -(-((N - 1) * sk + R + L - 1) // L)) < a_tiles:
+        # ... whose blocks or chunks (row groups) move by other than whole tiles (M or N * M not a
+        # multiple of L) or whose base is not a tile's first element: one tile more, the gather base
+        # adds h mod L (each block's own)
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
-        A = Operand(d.a.slot, "kb", win, tab, a0, sk * N, R, shifted=True)
+        A = Operand(d.a.slot, "kb", win, tab, a0, sk * N, R, shifted=True,
+                    over=_window_over(a0, sk * N, Kt, R, (ng if cols else nc) - 1, win, a_tiles, L))
       else:
         tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)
@@ -352,19 +386,28 @@ class MxuPlan:
       sb = tn * Cc if cols else 0  # B's columns move per column chunk
       # a partial last column chunk's padding columns read past B: resident only (inside VMEM, checked)
       streamable = not pad and d.b_mask is None and sb % L == 0 and not (cols and Nc % Cc)
+      # (the unaligned variant: K's last block, and a partial last column chunk's columns past Nc, read past B; dropped)
+      loose = unaligned and d.b_mask is None and sb % L == 0 and L % N == 0
+      b_cls = _row_classes(tn, b0, N, L) if loose and tk == 1 and tn > 0 else None
       if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable and \
           _window_fits(b0, tk * N, Kt, sb, nc - 1, kb_win, b_tiles, L):
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
       elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
         B = Operand(d.b.slot, "rows", Cc, btab(lambda k, n: n * L + k), b0, N, sb, hstride=tn // L, rows=Cc)
-      elif unaligned and tk == 1 and tn > 0 and b0 % N == 0 and L % N == 0 and 4 * Cc < b_tiles and streamable and \
-          (b_cls := _row_classes(tn, Cc, N, L)):  # ... whose rows are not whole tiles apart: two tiles per row, in classes
-        P, ct = b_cls
-        B = Operand(d.b.slot, "rows", 2 * Cc, btab(lambda k, n: _class_slot(n, P, Cc) * 2 * L + (n * tn) % L + k), b0, N, sb,
-                    hstride=P * tn // L, rows=Cc, classes=P, ctiles=ct)
+      elif b_cls and 4 * b_cls[2] * Cc < 2 * b_tiles:  # ... whose rows are not whole tiles apart (or K's last block): in classes
+        P, ct, T = b_cls
+        Cr = -(-Cc // P) * P  # rows in the copy: whole classes (column chunks move by whole classes: sb % L == 0)
+        B = Operand(d.b.slot, "rows", T * Cr, btab(lambda k, n: _class_slot(n, P, Cr) * T * L + (n * tn) % L + k), b0, N, sb,
+                    hstride=P * tn // L, rows=Cr, classes=P, ctiles=ct, rtiles=T,
+                    over=_rows_over(b0, tn, (nc - 1 if cols else 0) * Cc + Cr, (Kt - 1) * N, T, b_tiles, L))
+      elif loose and tn == 1 and tk > 0 and 2 * (win := -(-((N - 1) * tk + Cc + L - 1) // L)) < b_tiles:
+        # kb windows shifted like A's (blocks of N rows not whole tiles apart, a base inside a tile,
+        # K's last block past B)
+        B = Operand(d.b.slot, "kb", win, btab(lambda k, n: tk * k + n), b0, tk * N, sb, shifted=True,
+                    over=_window_over(b0, tk * N, Kt, sb, nc - 1, win, b_tiles, L))
       else:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
-    if unaligned and not (A.classes or B.classes or A.mode == "rowchunk" or A.shifted):
+    if unaligned and not (A.classes or B.classes or A.shifted or B.shifted or A.over or B.over):
       return None  # the plain variant is this plan
     # lane order: lane tile q of a chunk gathers result element (grp * mc * Nt + nb * mc + mb) * L +
     # (m % N) * N + n % N (row group grp = m // R, its row tile mb)
@@ -384,7 +427,7 @@ class MxuPlan:
         ids[key] = len(canon)
         canon.append(list(key))
       dfill.append((ids[key], shift))
-    plan = MxuStreamPlan(d, mc, R, C, nc, A, B, canon, dfill, ng=ng, nt=Nt, cols=cols)
+    plan = MxuStreamPlan(d, mc, R, C, nc, A, B, canon, dfill, ng=ng, nt=Nt, cols=cols, unaligned=unaligned)
     # per K block one row of tiles: the separable operands' k parts, then A's mask (lane (pi, kj):
     # all ones while kb * N + kj < K)
     cols = [o.ktable for o in (A, B) if o.ktable is not None]
@@ -437,12 +480,12 @@ class MxuPlan:
       p.gate_at, t = t, t + len(p.gates)
     p.ctab, t = t, t + len(p.canon)
     for o in (p.A, p.B):
-      if o.mode in ("resident", "rowchunk"):
+      if o.mode == "resident":
         o.at, t = t, t + o.win
     p.stage = t
     s = t + 2 * (mc + Nt)
     for o in (p.A, p.B):
-      if o.mode not in ("resident", "rowchunk"):
+      if o.mode != "resident":
         o.at, s = s, s + 2 * o.win
     p.dtiles = max(p.C, s - t)
     return t + p.dtiles
@@ -459,10 +502,8 @@ class MxuPlan:
       plan = self._windows(p.C, nc, forms, uses, np.arange(nc * p.C * L, dtype=np.int64), tables=False)
       for slot in (p.A.slot, p.B.slot):
         # read (the device loads it into HBM) but never DMA'd whole or by chunks: the K loop streams it
-        # (rows in classes, a shifted kb window: their last tile may be the one after the buffer's last)
-        o = p.A if slot == p.A.slot else p.B
-        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False,
-                                         over=(0, 1 if o.classes or o.shifted else 0))
+        o = p.A if slot == p.A.slot else p.B  # (o.over: tiles past its last that its DMAs may read)
+        plan[slot] = dataclasses.replace(plan[slot], tiles=0, lo=0, step=0, read=True, written=False, resident=False, over=(0, o.over))
       foot = sum(w.tiles for w in plan.values())  # _adopt: the windows, then the constant tile
       if self._mxu_tiles(p, foot + 1) + SPILL_RESERVE > V or not self._gathers_inside(p, V):
         continue
@@ -486,7 +527,7 @@ class MxuPlan:
         hi = (o.at + o.win) * self.L + int(o.table.max()) + int(o.ktable.max()) + (0 if o.shifts is None else int(o.shifts.max()))
         if lo < 0 or hi >= V * self.L:
           return False
-      if o.mode in ("resident", "rowchunk"):  # a rowchunk window: the resident gathers over one chunk's rows
+      if o.mode == "resident":
         kmax, kmin = (0, 0) if o.ktable is None else (int(o.ktable.max()), int(o.ktable.min()))
         smax, smin = (0, 0) if o.shifts is None else (int(o.shifts.max()), int(o.shifts.min()))
         moves = (p.ng if o is p.A and p.cols else p.nc) - 1  # A moves per row group, B per chunk

@@ -48,11 +48,6 @@ class MxuStream(MxuPlan):
     self.ms_a = self.sreg("MXU A pointer", temp=False)
     self._pointer(p.A, self.ms_a)
     self.mxu_regs.append(self.ms_a)
-    self.ms_ah = None
-    if p.A.mode == "rowchunk":  # the chunk's window: its HBM tile offset from chunk 0's
-      self.ms_ah = self.sreg("MXU A window", temp=False)
-      self.ins("LI", SR(self.ms_ah), 0)
-      self.mxu_regs.append(self.ms_ah)
     self.ms_b = None
     if p.B.step_chunk:  # column chunks: B's pointer moves per chunk
       self.ms_b = self.sreg("MXU B pointer", temp=False)
@@ -62,7 +57,7 @@ class MxuStream(MxuPlan):
   def _pointer(self, o: Operand, r: int):
     """r = block 0's gather base (resident: a VMEM element address) or HBM element address (streamed)."""
     L = self.L
-    if o.mode in ("resident", "rowchunk"):
+    if o.mode == "resident":
       self.ins("LI", SR(r), o.at * L + o.base0)
       return
     self.ins("LI", SR(r), HbmAddr(o.slot, 0))
@@ -103,9 +98,6 @@ class MxuStream(MxuPlan):
     p, N, L = self.mstream, self.cfg.N, self.L
     M, K, Nc = p.d.dims
     Kt, Nt, mc = -(-K // N), p.nt, p.mc
-    if p.A.mode == "rowchunk":  # this chunk's rows of A into its window (the gathers wait for their tiles)
-      self.dma("DMA.IN", 0, p.A.at, p.A.slot, p.A.h0, p.A.win, hreg=self.ms_ah)
-      self.ins("SADDI", SR(self.ms_ah), SR(self.ms_ah), p.A.hstep)
     B_ = mc + Nt  # staged tiles per block
     shL = L.bit_length() - 1
     par, kl = self.sreg("MXU block parity", temp=False), self.sreg("MXU blocks left", temp=False)
@@ -152,9 +144,9 @@ class MxuStream(MxuPlan):
       elif o.mode == "rows" and o.classes:  # per class of rows: its rows' two tiles, whole tiles apart in HBM
         P = o.classes
         self.ins("LI", SR(k), o.hstride)
-        for c in range(P):  # class c's rows contiguous in the copy (mxu_plan._class_slot)
-          self.ins("DMA.CFG", SR(k), o.rows // P, 2)
-          self.ins("DMA.IN", Mem(copy, 2 * c * (o.rows // P)), Mem(t, o.ctiles[c]), 2)
+        for c in range(P):  # class c's rows contiguous in the copy (mxu_plan._class_slot), rtiles each
+          self.ins("DMA.CFG", SR(k), o.rows // P, o.rtiles)
+          self.ins("DMA.IN", Mem(copy, o.rtiles * c * (o.rows // P)), Mem(t, o.ctiles[c]), o.rtiles)
         self.ins("DMA.CFG", SR(0), 1, 0)
       elif o.mode == "rows":
         self.ins("LI", SR(k), o.hstride)
@@ -166,7 +158,7 @@ class MxuStream(MxuPlan):
       self._drop(t, k, h, copy)
     def gather_base(name, o, blocks: int, other: bool) -> int:
       """A temporary: the element address block kb + blocks' gathers add their tables to."""
-      if o.mode in ("resident", "rowchunk"):
+      if o.mode == "resident":
         return ahead(name, o, blocks, clamp=blocks > 0)
       g = self._copy(o.at, o.win, par, other)
       k = self.sreg("shift")
@@ -227,7 +219,7 @@ class MxuStream(MxuPlan):
           self.ins("VST", v, Mem(into, i))
       return [lambda it=work[i:i + 4]: four(it) for i in range(0, len(work), 4)]
     def block(acc: int):
-      streamed = [(n, o) for n, o in ops_ if o.mode not in ("resident", "rowchunk")]
+      streamed = [(n, o) for n, o in ops_ if o.mode != "resident"]
       if streamed:
         skip = self.label()
         two = self.sreg("two")
@@ -274,7 +266,7 @@ class MxuStream(MxuPlan):
       copy 0, then the K loop; A's pointer ends R rows further (the next group's or chunk's)."""
       start()
       for name, o in ops_:
-        if o.mode not in ("resident", "rowchunk"):
+        if o.mode != "resident":
           dma(o, ahead(name, o, 0), self._copy(o.at, o.win, par, False), 0)
           if Kt > 1:
             dma(o, ahead(name, o, 1), self._copy(o.at, o.win, par, True), 1)

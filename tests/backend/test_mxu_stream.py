@@ -58,6 +58,11 @@ CASES = [
   # a transposed A whose row groups are not whole lane tiles (116 rows: chunks of 4): its kb windows
   # start inside a tile (one tile more, the gather base adds the shift)
   ((116, 436, 56, "aT"), ("kb", "kb")),
+  # K odd: rows of three tiles (409 = 25.6 tiles, 16 classes), the last block's lanes past K read
+  # past the buffers (A's masked to zero); B's kb windows shifted; 125 rows: padding rows in the last chunk
+  ((125, 409, 174, "ab"), ("rows", "kb")),
+  ((133, 201, 27, "aT"), ("kb", "kb")),
+  ((97, 803, 106, "bT"), ("rows", "rows")),  # column chunks of a Linear weight in 16 classes, the last one partial
 ]
 
 
@@ -75,25 +80,25 @@ def test_streamed_gemm_exact_and_rtl_matches_golden(case, modes, vmem_1024, stre
   assert streamed and streamed[-1][:2] == modes, streamed
 
 
-@pytest.mark.parametrize("view,mode,classes", [("rows", "rows", 4), ("cols", "rowchunk", 0)])
-def test_rows_of_a_view_start_inside_a_tile(view, mode, classes, vmem_1024, streamed, monkeypatch):
+@pytest.mark.parametrize("view,classes", [("rows", 4), ("cols", 16)])
+def test_rows_of_a_view_start_inside_a_tile(view, classes, vmem_1024, streamed, monkeypatch):
   """A as a view: rows 2.. of a (66, 300) matrix (its first element 600 = 37.5 tiles in: every
-  class's two-tile windows start half a tile further), or columns 1.. of a (64, 301) one (rows 301
-  elements apart, not a multiple of N: no classes, so each chunk's 16 rows come as one window, 301
-  whole tiles, half a tile into its first). Exact, RTL == golden."""
+  class's two-tile windows start half a tile further), or columns 2.. of a (64, 303) one (rows 303
+  elements apart in 16 classes, a base of 2: a class starting 15 elements into its tile and a
+  block 14 further reach a third tile, so each row takes three; K = 301 is not a multiple of N
+  either). Exact, RTL == golden."""
   monkeypatch.setenv("TINYTPU_SIM", "both")
   rng = np.random.default_rng(31)
   if view == "rows":
     a = _i8(rng, 66, 300)
     ta, ref = Tensor(a, device="TINYTPU")[2:], a[2:]
   else:
-    a = _i8(rng, 64, 301)
-    ta, ref = Tensor(a, device="TINYTPU")[:, 1:], a[:, 1:]
-  b = _i8(rng, 300, 64)
+    a = _i8(rng, 64, 303)
+    ta, ref = Tensor(a, device="TINYTPU")[:, 2:], a[:, 2:]
+  b = _i8(rng, ref.shape[1], 64)
   out = (ta.cast("int32") @ Tensor(b, device="TINYTPU").cast("int32")).numpy()
   np.testing.assert_array_equal(out, ref.astype(np.int64) @ b.astype(np.int64))
-  assert streamed and streamed[-1][0] == mode and streamed[-1][8] == classes, streamed
-  assert mode != "rowchunk" or streamed[-1][3] > 1  # several chunks: the window moves
+  assert streamed and streamed[-1][0] == "rows" and streamed[-1][8] == classes, streamed
 
 
 @pytest.mark.cheapest
@@ -269,21 +274,21 @@ def test_streamed_conv_int8_range_check(vmem_1024, streamed):
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_random_gemms_with_rows_not_whole_tiles_apart(seed, vmem_1024, streamed, monkeypatch):
-  """Random shapes whose K is a multiple of N but not of L, large enough that an operand streams,
-  in the three layouts: exact against numpy on the golden model, and on the MXU (a streamed plan),
-  never the VPU. Reproduce: the seed in the test id."""
+def test_random_gemms_stream_on_the_mxu(seed, vmem_1024, streamed, monkeypatch):
+  """Random shapes (any M, K, Nc) of which an operand does not fit in VMEM, in the three layouts:
+  exact against numpy on the golden model, and on the MXU (a streamed plan), never the VPU.
+  Reproduce: the seed in the test id and the shape in the message."""
   monkeypatch.setenv("TINYTPU_SIM", "golden")
   rng = np.random.default_rng(seed)
-  for _ in range(2):
-    K = int(rng.integers(20, 300)) * 4
-    K += 4 if K % 16 == 0 else 0
+  for _ in range(3):
+    M, K, Nc = 0, 0, 0
+    while M * K < 20000 and K * Nc < 20000:
+      M, K, Nc = int(rng.integers(1, 200)), int(rng.integers(2, 1200)), int(rng.integers(1, 200))
     form = ["ab", "aT", "bT"][int(rng.integers(3))]
-    M, Nc = int(rng.integers(8, 40)) * 4, int(rng.integers(2, 30)) * 4
     a, b = _i8(rng, M, K), _i8(rng, K, Nc)
     ta = Tensor(np.ascontiguousarray(a.T), device="TINYTPU").T if form == "aT" else Tensor(a, device="TINYTPU")
     tb = Tensor(np.ascontiguousarray(b.T), device="TINYTPU").T if form == "bT" else Tensor(b, device="TINYTPU")
     before = len(streamed)
     out = (ta.cast("int32") @ tb.cast("int32")).numpy()
     np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64), err_msg=f"seed {seed}: {(M, K, Nc, form)}")
-    assert len(streamed) == before + 1, (seed, (M, K, Nc, form), streamed[before:])
+    assert len(streamed) > before, (seed, (M, K, Nc, form))  # (lowered again when registers run out: once or more)
