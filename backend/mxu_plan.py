@@ -268,7 +268,7 @@ class MxuPlan:
         plan = self._mxu_plan(d, mc, fa, fb, lanes, band, nt, unaligned=True)
         return plan if plan is not None and plan.A.classes else None
       step = L // N
-      sizes, largest = list(range(min(Mt, 255) // step * step, 0, -step)), []
+      sizes, largest = sorted(set(range(step, min(Mt, 255) + 1, step)) | ({Mt} if Mt <= 255 else set()), reverse=True), []  # (Mt: one group)
       for mc in sizes:
         if len(largest) == COLUMN_GROUPS_TRIED:
           break
@@ -345,15 +345,17 @@ class MxuPlan:
       nrows = (ng if cols else nc) * R
       if loose and sk == 1 and sp > 0 and not rows_ok:
         a_cls = _row_classes(sp, a0, N, L)
-        a_cls = a_cls if R % a_cls[0] == 0 else None  # the chunks (row groups) move by whole classes
+        moves = (ng if cols else nc) > 1
+        a_cls = a_cls if R % a_cls[0] == 0 or not moves else None  # chunks (row groups) move by whole classes
       if rows_ok:
         tab = np.stack([((pt * N + pi) * L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", R, tab, a0, N, sp * R, hstride=sp // L, rows=R)
       elif not kb_ok and a_cls:  # rows in classes: T tiles per row, class-major in the copy
         P, ct, T = a_cls
-        tab = np.stack([(_class_slot(pt * N + pi, P, R) * T * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
-        A = Operand(d.a.slot, "rows", T * R, tab, a0, N, sp * R, hstride=P * sp // L, rows=R, classes=P, ctiles=ct, rtiles=T,
-                    over=_rows_over(a0, sp, nrows, (Kt - 1) * N, T, a_tiles, L))
+        Rr = -(-R // P) * P  # rows in the copy: whole classes (one group that does not move may round up)
+        tab = np.stack([(_class_slot(pt * N + pi, P, Rr) * T * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
+        A = Operand(d.a.slot, "rows", T * Rr, tab, a0, N, sp * R, hstride=P * sp // L, rows=Rr, classes=P, ctiles=ct, rtiles=T,
+                    over=_rows_over(a0, sp, max(nrows, Rr), (Kt - 1) * N, T, a_tiles, L))
       elif kb_ok:
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
@@ -387,7 +389,7 @@ class MxuPlan:
       # a partial last column chunk's padding columns read past B: resident only (inside VMEM, checked)
       streamable = not pad and d.b_mask is None and sb % L == 0 and not (cols and Nc % Cc)
       # (the unaligned variant: K's last block, and a partial last column chunk's columns past Nc, read past B; dropped)
-      loose = unaligned and d.b_mask is None and sb % L == 0 and L % N == 0
+      loose = unaligned and d.b_mask is None and (sb % L == 0 or nc == 1) and L % N == 0
       b_cls = _row_classes(tn, b0, N, L) if loose and tk == 1 and tn > 0 else None
       if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable and \
           _window_fits(b0, tk * N, Kt, sb, nc - 1, kb_win, b_tiles, L):
