@@ -89,12 +89,13 @@ def cmd_run(argv: list[str]) -> int:
         f"report in {out}", file=sys.stderr)
   head = {"list": lst["name"], "shard": f"{a.shard[0]}/{a.shard[1]}" if a.shard else None, "started": started,
           "commit": report.git_commit(), "j": a.jobs, "all_jobs": [x["id"] for x in jobs], "coverage_goal": lst.get("coverage_goal"),
-          "coverage_units": lst.get("coverage_units"), "code_coverage_floor": lst.get("code_coverage_floor"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
+          "coverage_units": lst.get("coverage_units"), "code_coverage_floor": lst.get("code_coverage_floor"),
+          "mutation_goal": lst.get("mutation_goal"), "seed": night, "seed_from": night_from, "reseed": bool(lst.get("reseed")),
           "seed_offset": plan.seed_offset(night) if lst.get("reseed") else 0, "runner": a.runner, "only": a.only}
 
   def partial(p: run.Progress) -> None:  # the report so far, rewritten as each job ends
     report.write(out, {**head, "runner": p.runner, "partial": len(mine), "seconds": time.time() - t0, "jobs": p.ordered(partial=True), "coverage": p.cov,
-                       "coverage_files": p.files, "bench": None, "bench_prev": None, "bench_prev_from": None})
+                       "coverage_files": p.files, "mutants": p.mutants, "bench": None, "bench_prev": None, "bench_prev_from": None})
   if a.runner == "dask" and not _have_distributed():
     print("[regress] distributed is not installed (`make venv` installs dask[distributed]): running the jobs here (RUNNER=local)", file=sys.stderr)
     a.runner = head["runner"] = "local"
@@ -112,7 +113,7 @@ def cmd_run(argv: list[str]) -> int:
     codecov.write_dat(points, out / "coverage.dat")
   prev, prev_from = report.previous_bench(out) if not a.baseline else (json.loads((pathlib.Path(a.baseline) / "results.json").read_text()).get("bench"), a.baseline)
   bench = out / "bench.json"
-  res = {**head, "seconds": time.time() - t0, "jobs": results, "coverage": prog.cov, "coverage_files": prog.files,
+  res = {**head, "seconds": time.time() - t0, "jobs": results, "coverage": prog.cov, "coverage_files": prog.files, "mutants": prog.mutants,
          "bench": json.loads(bench.read_text()) if bench.exists() else None,
          "bench_prev": prev, "bench_prev_from": prev_from,
          **codecov_fields(points, len(dats), lst.get("code_coverage_floor"))}

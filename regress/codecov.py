@@ -35,14 +35,29 @@ def merge(files: list[pathlib.Path]) -> dict[str, int]:
   return total
 
 
-def summary(points: dict[str, int]) -> dict[str, dict]:
-  """{kind: {"hit": n, "total": n, "files": {file: [hit, total]}}} with kind line|branch|toggle|expr|user."""
-  out: dict[str, dict] = {}
+def by_source(points: dict[str, int]) -> dict[tuple, int]:
+  """Coverage points per place in the source, instances and parameterisations folded together:
+  {(kind, module, file name, line, column, comment): count summed}. Verilator keeps one point per
+  instance (`h`, the hierarchy) and per parameterisation (`page` `v_line/sxu__H100000`); a line that
+  one instance or configuration executes is covered in the module, as Verilator's own annotation
+  counts it per source line. A toggle point's comment names the signal bit and direction, so the
+  bits that exist only at N = 16 count only where N = 16 was built."""
+  out: dict[tuple, int] = {}
   for key, n in points.items():
     f = fields(key)
-    kind = f.get("page", "v_user").split("/")[0].removeprefix("v_")
+    kind, _, mod = f.get("page", "v_user/?").partition("/")
+    at = (kind.removeprefix("v_"), mod.split("__")[0] or "?", pathlib.Path(f.get("f", "?")).name, f.get("l", ""), f.get("n", ""), f.get("o", ""))
+    out[at] = out.get(at, 0) + n
+  return out
+
+
+def summary(points: dict[str, int]) -> dict[str, dict]:
+  """{kind: {"hit": n, "total": n, "files": {file: [hit, total]}}} with kind line|branch|toggle|expr|user,
+  over the points per place in the source (by_source)."""
+  out: dict[str, dict] = {}
+  for (kind, _mod, file, *_), n in by_source(points).items():
     s = out.setdefault(kind, {"hit": 0, "total": 0, "files": {}})
-    fl = s["files"].setdefault(pathlib.Path(f.get("f", "?")).name, [0, 0])
+    fl = s["files"].setdefault(file, [0, 0])
     s["total"] += 1
     fl[1] += 1
     if n > 0:
@@ -52,14 +67,13 @@ def summary(points: dict[str, int]) -> dict[str, dict]:
 
 
 def by_module(points: dict[str, int]) -> dict[str, dict[str, list[int]]]:
-  """{module: {kind: [points hit, points]}}: Verilator's `page` is `v_<kind>/<module>` (a package's
-  functions count in the package, wherever they are instantiated); a module instantiated with
-  other parameters than its defaults is Verilator's `<module>__<params>` (the co-sim's `sxu__H100000`),
-  counted as the module."""
+  """{module: {kind: [points hit, points]}} over the points per place in the source (by_source):
+  Verilator's `page` is `v_<kind>/<module>` (a package's functions count in the package, wherever
+  they are instantiated); a module instantiated with other parameters than its defaults is
+  Verilator's `<module>__<params>` (the co-sim's `sxu__H100000`), counted as the module."""
   out: dict[str, dict[str, list[int]]] = {}
-  for key, n in points.items():
-    kind, _, mod = fields(key).get("page", "v_user/?").partition("/")
-    c = out.setdefault(mod.split("__")[0] or "?", {}).setdefault(kind.removeprefix("v_"), [0, 0])
+  for (kind, mod, *_), n in by_source(points).items():
+    c = out.setdefault(mod, {}).setdefault(kind, [0, 0])
     c[1] += 1
     c[0] += n > 0
   return out

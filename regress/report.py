@@ -70,6 +70,50 @@ def coverage_problems(res: dict) -> list[str]:
   return why
 
 
+# ---- mutation (tinytpu/mutate.py: the nightly's jobs write one document per RTL file)
+def mutation_summary(mutants: list[dict]) -> dict:
+  """Per file and in all, as tinytpu.mutate.summary: killed, survived (`equivalent`: a listed
+  equivalent), stillborn; the score over the non-equivalent mutants."""
+  per: dict = {}
+  for m in mutants:
+    s = per.setdefault(m["file"], {"killed": 0, "survived": 0, "equivalent": 0, "stillborn": 0})
+    s[m["status"]] = s.get(m["status"], 0) + 1
+    s["equivalent"] += m["status"] == "survived" and m.get("equivalent") is not None
+  k, surv, eq = (sum(s[x] for s in per.values()) for x in ("killed", "survived", "equivalent"))
+  return {"per_file": per, "killed": k, "survived": surv, "equivalent": eq, "score": k / (k + surv - eq) if k + surv - eq else None}
+
+
+def mutation_problems(res: dict) -> list[str]:
+  """The list's `mutation_goal` (% of non-equivalent mutants killed) missed, or an RTL file the
+  mutation runner knows that no job reported (nothing measured is not a pass)."""
+  goal = res.get("mutation_goal")
+  if not goal or res.get("shard") or res.get("only"): return []
+  from tinytpu import mutate
+  s, why = mutation_summary(res.get("mutants") or []), []
+  if missing := sorted(set(mutate._units()) - set(s["per_file"])):
+    why.append(f"mutation: no result for {', '.join(missing)}")
+  if s["score"] is not None and 100 * s["score"] < goal:
+    why.append(f"mutation score {100 * s['score']:.1f}% < goal {goal}% ({s['killed']}/{s['killed'] + s['survived'] - s['equivalent']} non-equivalent mutants killed)")
+  return why
+
+
+def mutation_md(res: dict) -> list[str]:
+  ms = res.get("mutants") or []
+  if not ms: return ["No mutants in this run (the nightly's `mutation` group, doc/mutation.md)."]
+  s = mutation_summary(ms)
+  L = [f"{len(ms)} mutants: score **{100 * s['score']:.1f}%** ({s['killed']} of {s['killed'] + s['survived'] - s['equivalent']} non-equivalent killed"
+       if s["score"] is not None else f"{len(ms)} mutants, none built",
+       ]
+  L[0] += f"; {s['equivalent']} equivalent survivors, {sum(x['stillborn'] for x in s['per_file'].values())} stillborn)" if s["score"] is not None else ""
+  L += ["", "| file | killed | survived (equivalent) | stillborn |", "|---|---:|---:|---:|"]
+  for f, c in sorted(s["per_file"].items()):
+    L.append(f"| {f} | {c['killed']} | {c['survived']} ({c['equivalent']}) | {c['stillborn']} |")
+  surv = [m for m in ms if m["status"] == "survived"]
+  if surv:
+    L += ["", "Survivors:", ""] + [f"- `{m['file']}:{m['line']}` `{m['before']}` -> `{m['after']}`: " + (m.get("equivalent") or "**not equivalent: a hole**") for m in surv]
+  return L
+
+
 # ---- benchmarks
 def bench_changes(cur: dict | None, prev: dict | None) -> list[dict]:
   """Per kernel: cycles now and in the previous report, relative change, and whether it regressed."""
@@ -93,6 +137,7 @@ def verdict(res: dict) -> list[str]:
   if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed" + "".join(f" ({n} {s})" for s, n in other.items() if n))
   why += coverage_problems(res)
   why += res.get("code_coverage_problems") or []
+  why += mutation_problems(res)
   reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
   if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")
   return why
@@ -186,7 +231,7 @@ def summary_md(res: dict) -> str:
                + (f", illegal: {', '.join(f'{b}={n}' for b, n in g['illegal'].items())}" if g["illegal"] else ""))
       L.append("  " + " ".join(f"`{b}`={n}" for b, n in g["hits"].items()))
     L += ["", "</details>"]
-  L += ["", "## Code coverage", "", res.get("code_coverage") or CODE_COVERAGE_NOTE, "", "## Benchmarks", ""]
+  L += ["", "## Code coverage", "", res.get("code_coverage") or CODE_COVERAGE_NOTE, "", "## Mutation", ""] + mutation_md(res) + ["", "## Benchmarks", ""]
   rows = bench_changes(res.get("bench"), res.get("bench_prev"))
   if not rows: L.append("not run in this list" if not res.get("bench") else "no kernels")
   else:
@@ -298,6 +343,7 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
          "coverage_files": sum(p.get("coverage_files", 0) for p in parts), "coverage_goal": parts[0].get("coverage_goal"),
          "bench": bench.get("bench"), "bench_prev": bench.get("bench_prev"), "bench_prev_from": bench.get("bench_prev_from"),
          "merged_from": [str(d) for d in dirs], "coverage_units": parts[0].get("coverage_units"),
+         "mutants": [m for p in parts for m in p.get("mutants") or []], "mutation_goal": parts[0].get("mutation_goal"),
          "runner": ", ".join(sorted({p.get("runner") or "local" for p in parts}))}
   for k in ("seed", "seed_from", "seed_offset", "reseed"): res[k] = parts[0].get(k)
   if len({p.get("seed") for p in parts}) > 1:  # shards that reseeded on different dates: say so, keep every seed

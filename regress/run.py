@@ -120,6 +120,7 @@ class Progress:
   def __init__(self, jobs: list[dict], quiet: bool = False, on_result=None, label: str = ""):
     self.jobs, self.quiet, self.on_result, self.label = jobs, quiet, on_result, label
     self.start, self.results, self.cov, self.files, self.runner = time.time(), {}, {}, 0, "local"
+    self.mutants: list[dict] = []  # the mutation jobs' mutants, in the order they finished
     self.total_cost = sum(x["cost"] for x in jobs) or 1
     self.tty = sys.stderr.isatty() and not quiet
 
@@ -131,6 +132,8 @@ class Progress:
 
   def done(self, r: dict) -> None:
     docs = r.pop("coverage_docs", [])
+    self.mutants += [m for d in docs if d.get("kind") == "mutation" for m in d["mutants"]]  # tinytpu.mutate.write_document
+    docs = [d for d in docs if d.get("kind") != "mutation"]
     for d in docs: report.add_coverage(self.cov, d)
     self.files += len(docs)
     r["coverage_units"] = sorted({d["unit"] for d in docs})

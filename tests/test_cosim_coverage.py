@@ -40,6 +40,17 @@ def test_parameterised_modules_count_as_the_module():
   assert mods == {"sxu": {"line": [1, 2]}, "dma": {"line": [1, 1]}}
 
 
+def test_instances_and_configurations_of_one_source_point_fold():
+  """A point is covered when any instance or parameterisation runs it (Verilator keeps one per
+  instance `h` and per `<module>__<params>`); a toggle bit that only N = 16 has is a point of its own."""
+  key = lambda mod, h, o, page="v_line": f"\x01f\x02/a/rtl/vpu.sv\x01l\x027\x01n\x025\x01page\x02{page}/{mod}\x01o\x02{o}\x01h\x02{h}"  # noqa: E731
+  points = {key("vpu", "TOP.a.u0", "case"): 0, key("vpu__N16", "TOP.b", "case"): 3, key("vpu", "TOP.a.u1", "case"): 0,
+            key("vpu", "TOP.a.u0", "x[3]:0->1", "v_toggle"): 1, key("vpu__N16", "TOP.b", "x[3]:0->1", "v_toggle"): 0,
+            key("vpu__N16", "TOP.b", "x[15]:0->1", "v_toggle"): 0}
+  assert codecov.by_module(points) == {"vpu": {"line": [1, 1], "toggle": [1, 2]}}
+  assert (codecov.summary(points)["line"]["hit"], codecov.summary(points)["line"]["total"]) == (1, 1)
+
+
 @pytest.mark.nightly
 def test_coverage_build_writes_every_module(monkeypatch):
   """A --coverage co-sim run (one process, and the server) writes points of sim_top and of what it

@@ -37,6 +37,8 @@ def test_nightly_has_every_ingredient():
   assert any("N=8" in x.get("cmd", "") for x in g.values())
   assert "+verilator+rand+reset+2" in g["rtl-xrand"]["env"]["SIM_CMD_SUFFIX"]
   assert g["backend"]["env"]["TINYTPU_TEST_SIM"] == "both"
+  # one mutation job per RTL file (tests/test_mutate.py::test_mutants_of), their score held to the goal
+  assert g["mutation"]["split"] == "node" and plan.load("nightly")["mutation_goal"] == 95
   # the smoke list selects what `make test` runs: the N = 4 tier only
   smoke = plan.load("smoke")["group"]
   assert all(x.get("mark") == "not nightly" for x in smoke), [x["name"] for x in smoke if x.get("mark") != "not nightly"]
@@ -168,6 +170,34 @@ def test_report_write_and_merge_shards(tmp_path):
   rows = [l.split("\t") for l in tsv.read_text().splitlines()]
   assert rows[0] == report.TSV_HEADER.split("\t") and len(rows) == 3 and all(len(r) == 9 for r in rows)
   assert rows[1][0] == "2025-01-02" and rows[1][1] == "abc1234" and "1/3 jobs" in rows[1][5]
+
+
+def test_mutation_jobs_add_up_to_a_score(tmp_path):
+  """The nightly's mutation jobs (one per RTL file) write documents; the runner keeps their mutants
+  out of the functional coverage, the report adds them up, fails below the goal or with a file
+  missing, and merge joins the shards' mutants."""
+  from tinytpu import mutate
+  from tinytpu.regress import run
+  files = sorted(mutate._units())
+  mut = lambda f, st, eq=None: {"file": f, "line": 1, "kind": "comparison", "before": "a", "after": "b", "status": st, "equivalent": eq}  # noqa: E731
+  ms = [mut(f, "killed") for f in files] + [mut(files[0], "survived", "either is the minimum"), mut(files[1], "stillborn")]
+  prog = run.Progress([fake_job("mutation:000")], quiet=True)
+  prog.done({**fake_job("mutation:000"), "coverage_docs": [{"kind": "mutation", "mutants": ms}, cov_doc("vpu", "N4", {"x": 1})]})
+  assert prog.mutants == ms and list(prog.cov) == ["vpu"] and prog.files == 1
+  res = {**fake_res([fake_job("mutation:000")], {}), "mutants": ms, "mutation_goal": 95}
+  s = report.mutation_summary(ms)
+  assert (s["killed"], s["survived"], s["equivalent"], s["score"]) == (len(files), 1, 1, 1.0)
+  assert report.mutation_problems(res) == []
+  md = report.summary_md(res)
+  assert "score **100.0%**" in md and "either is the minimum" in md
+  hole = {**res, "mutants": [m for m in ms if m["file"] != files[0]] + [mut(files[2], "survived"), mut(files[3], "survived")]}  # a file missing, two holes
+  why = report.mutation_problems(hole)
+  assert why[0] == f"mutation: no result for {files[0]}" and why[1].startswith("mutation score ") and "< goal 95%" in why[1]
+  assert "**not equivalent: a hole**" in report.summary_md(hole) and report.verdict(hole)[-1] == why[1]
+  assert report.mutation_problems({**hole, "shard": "1/2"}) == []  # a shard is judged in the merge
+  report.write(tmp_path / "s1", {**res, "mutants": ms[:3], "shard": "1/2"})
+  report.write(tmp_path / "s2", {**res, "jobs": [fake_job("mutation:001")], "mutants": ms[3:], "shard": "2/2"})
+  assert report.merge([tmp_path / "s1", tmp_path / "s2"], tmp_path / "m")["mutants"] == ms
 
 
 def test_previous_bench_is_the_newest_earlier_report(tmp_path):
