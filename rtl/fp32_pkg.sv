@@ -2,7 +2,8 @@
 // int conversions and the transcendental kernels (doc/fp.md, doc/transcendental.md). vpu.sv (every
 // lane: `lane`) and vpu_fp_reduce call them inside a case on the function code, so a simulator
 // (Verilator) runs only the selected function's logic, and only when an op issues, instead of
-// every unit every cycle (doc/performance.md). All combinational.
+// every unit every cycle (doc/performance.md). All combinational. One exit per function: Verilator
+// counts a coverage point at the end of its block, so a block left by return never counts.
 package fp32_pkg;
   import tinytpu_pkg::*;
 
@@ -46,7 +47,7 @@ package fp32_pkg;
     logic [7:0] exp_field;
     logic [22:0] frac;
     logic [30:0] mag;
-    if (sig == '0) return {sign, 31'd0};
+    logic [31:0] res;
     lz = 7'd64;
     /*verilator unroll_disable*/
     for (int unsigned i = 0; i < 64; i++) begin
@@ -60,7 +61,6 @@ package fp32_pkg;
     den_sh    = tiny ? 13'(13'sd1 - e_norm) : '0;
     den       = (den_sh >= 13'd64) ? '0 : 63'(norm >> den_sh);
     lost_mask = (den_sh >= 13'd64) ? '1 : ~({64{1'b1}} << den_sh);
-    if (!tiny && e_norm >= 13'sd255) return {sign, 8'hff, 23'd0};
     // keep 24 bits (hidden bit at 63), guard just below, sticky below that
     exp_field = tiny ? 8'd0 : e_norm[7:0];
     frac      = den[62:40];
@@ -69,7 +69,10 @@ package fp32_pkg;
     round_up  = guard & (rest | frac[0]);
     // a carry out of the fraction bumps the exponent: subnormal -> normal, max finite -> inf
     mag = {exp_field, frac} + 31'(round_up);
-    return {sign, mag};
+    if (sig == '0) res = {sign, 31'd0};
+    else if (!tiny && e_norm >= 13'sd255) res = {sign, 8'hff, 23'd0};
+    else res = {sign, mag};
+    return res;
   endfunction
 
   // a + b (subtraction: flip b's sign bit); inf + -inf is NaN; an exact zero sum is +0 unless
@@ -80,45 +83,53 @@ package fp32_pkg;
     logic [23:0] mx, my;
     logic [ADD_W-1:0] big, y_full, y_al, sum;
     logic lost, sub;
+    logic [31:0] res;
     // x is the operand of larger magnitude
     x   = (b[30:0] > a[30:0]) ? b : a;
     y   = (b[30:0] > a[30:0]) ? a : b;
     sub = x[31] ^ y[31];
-    if (is_nan(x[30:0]) || is_nan(y[30:0]) || (is_inf(x[30:0]) && is_inf(y[30:0]) && sub)) return QNAN;
-    if (is_inf(x[30:0])) return x;
-    if (is_inf(y[30:0])) return y;
-    if (x[30:0] == '0 && y[30:0] == '0) return {x[31] & y[31], 31'd0};
-    // subnormals have exponent 1 and no hidden bit
-    ex = (x[30:23] == '0) ? 8'd1 : x[30:23];
-    ey = (y[30:23] == '0) ? 8'd1 : y[30:23];
-    mx = {x[30:23] != '0, x[22:0]};
-    my = {y[30:23] != '0, y[22:0]};
-    d  = ex - ey;
-    // align y; bits shifted past the G alignment bits only survive as a sticky remainder
-    big    = {1'b0, mx, ADD_G'(0)};
-    y_full = {1'b0, my, ADD_G'(0)};
-    y_al   = y_full >> d;
-    lost   = |(y_full & ~({ADD_W{1'b1}} << d));
-    // x - (y_al + frac) = (x - y_al - 1) + (1 - frac): both keep a remainder in (0, 1) ulp
-    sum = sub ? big - y_al - ADD_W'(lost) : big + y_al;
-    if (sum == '0 && !lost) return 32'd0;  // exact cancellation is +0 under RNE
-    return round(x[31], 12'(ex) + 12'sd1, {sum, (64 - ADD_W)'(0)}, lost);
+    if (is_nan(x[30:0]) || is_nan(y[30:0]) || (is_inf(x[30:0]) && is_inf(y[30:0]) && sub)) res = QNAN;
+    else if (is_inf(x[30:0])) res = x;
+    else if (is_inf(y[30:0])) res = y;
+    else if (x[30:0] == '0 && y[30:0] == '0) res = {x[31] & y[31], 31'd0};
+    else begin
+      // subnormals have exponent 1 and no hidden bit
+      ex = (x[30:23] == '0) ? 8'd1 : x[30:23];
+      ey = (y[30:23] == '0) ? 8'd1 : y[30:23];
+      mx = {x[30:23] != '0, x[22:0]};
+      my = {y[30:23] != '0, y[22:0]};
+      d  = ex - ey;
+      // align y; bits shifted past the G alignment bits only survive as a sticky remainder
+      big    = {1'b0, mx, ADD_G'(0)};
+      y_full = {1'b0, my, ADD_G'(0)};
+      y_al   = y_full >> d;
+      lost   = |(y_full & ~({ADD_W{1'b1}} << d));
+      // x - (y_al + frac) = (x - y_al - 1) + (1 - frac): both keep a remainder in (0, 1) ulp
+      sum = sub ? big - y_al - ADD_W'(lost) : big + y_al;
+      if (sum == '0 && !lost) res = 32'd0;  // exact cancellation is +0 under RNE
+      else res = round(x[31], 12'(ex) + 12'sd1, {sum, (64 - ADD_W)'(0)}, lost);
+    end
+    return res;
   endfunction
 
   function automatic logic [31:0] mul(logic [31:0] a, logic [31:0] b);
     logic sign, a_zero, b_zero;
     logic [7:0] ea, eb;
     logic [47:0] prod;
+    logic [31:0] res;
     sign   = a[31] ^ b[31];
     a_zero = a[30:0] == '0;
     b_zero = b[30:0] == '0;
-    if (is_nan(a[30:0]) || is_nan(b[30:0]) || (is_inf(a[30:0]) && b_zero) || (a_zero && is_inf(b[30:0]))) return QNAN;
-    if (is_inf(a[30:0]) || is_inf(b[30:0])) return {sign, 8'hff, 23'd0};
-    if (a_zero || b_zero) return {sign, 31'd0};
-    ea   = (a[30:23] == '0) ? 8'd1 : a[30:23];
-    eb   = (b[30:23] == '0) ? 8'd1 : b[30:23];
-    prod = 48'({a[30:23] != '0, a[22:0]}) * 48'({b[30:23] != '0, b[22:0]});
-    return round(sign, 12'(ea) + 12'(eb) - 12'sd126, {prod, 16'd0}, 1'b0);
+    if (is_nan(a[30:0]) || is_nan(b[30:0]) || (is_inf(a[30:0]) && b_zero) || (a_zero && is_inf(b[30:0]))) res = QNAN;
+    else if (is_inf(a[30:0]) || is_inf(b[30:0])) res = {sign, 8'hff, 23'd0};
+    else if (a_zero || b_zero) res = {sign, 31'd0};
+    else begin
+      ea   = (a[30:23] == '0) ? 8'd1 : a[30:23];
+      eb   = (b[30:23] == '0) ? 8'd1 : b[30:23];
+      prod = 48'({a[30:23] != '0, a[22:0]}) * 48'({b[30:23] != '0, b[22:0]});
+      res  = round(sign, 12'(ea) + 12'(eb) - 12'sd126, {prod, 16'd0}, 1'b0);
+    end
+    return res;
   endfunction
 
   // a / b: normalised significands, then a restoring recurrence of 27 quotient bits (24 + guard +
@@ -129,35 +140,39 @@ package fp32_pkg;
     logic signed [11:0] ea, eb;
     logic [26:0] q;
     logic [25:0] rem;
+    logic [31:0] res;
     sign   = a[31] ^ b[31];
     a_zero = a[30:0] == '0;
     b_zero = b[30:0] == '0;
-    if (is_nan(a[30:0]) || is_nan(b[30:0]) || (is_inf(a[30:0]) && is_inf(b[30:0])) || (a_zero && b_zero)) return QNAN;
-    if (is_inf(a[30:0]) || b_zero) return {sign, 8'hff, 23'd0};
-    if (a_zero || is_inf(b[30:0])) return {sign, 31'd0};
-    // a subnormal operand's exponent goes below 1
-    ma = {a[30:23] != '0, a[22:0]};
-    mb = {b[30:23] != '0, b[22:0]};
-    ea = (a[30:23] == '0) ? 12'sd1 : 12'(a[30:23]);
-    eb = (b[30:23] == '0) ? 12'sd1 : 12'(b[30:23]);
-    /*verilator unroll_disable*/
-    for (int i = 0; i < 23; i++) begin
-      if (!ma[23]) begin ma = ma << 1; ea = ea - 12'sd1; end
-      if (!mb[23]) begin mb = mb << 1; eb = eb - 12'sd1; end
-    end
-    // q = floor(ma * 2^26 / mb), ma / mb in (1/2, 2) so q has 26 or 27 bits
-    q   = '0;
-    rem = {2'b0, ma};
-    /*verilator unroll_disable*/
-    for (int i = 26; i >= 0; i--) begin
-      if (rem >= {2'b0, mb}) begin
-        q[i] = 1'b1;
-        rem  = rem - {2'b0, mb};
+    if (is_nan(a[30:0]) || is_nan(b[30:0]) || (is_inf(a[30:0]) && is_inf(b[30:0])) || (a_zero && b_zero)) res = QNAN;
+    else if (is_inf(a[30:0]) || b_zero) res = {sign, 8'hff, 23'd0};
+    else if (a_zero || is_inf(b[30:0])) res = {sign, 31'd0};
+    else begin
+      // a subnormal operand's exponent goes below 1
+      ma = {a[30:23] != '0, a[22:0]};
+      mb = {b[30:23] != '0, b[22:0]};
+      ea = (a[30:23] == '0) ? 12'sd1 : 12'(a[30:23]);
+      eb = (b[30:23] == '0) ? 12'sd1 : 12'(b[30:23]);
+      /*verilator unroll_disable*/
+      for (int i = 0; i < 23; i++) begin
+        if (!ma[23]) begin ma = ma << 1; ea = ea - 12'sd1; end
+        if (!mb[23]) begin mb = mb << 1; eb = eb - 12'sd1; end
       end
-      rem = rem << 1;
+      // q = floor(ma * 2^26 / mb), ma / mb in (1/2, 2) so q has 26 or 27 bits
+      q   = '0;
+      rem = {2'b0, ma};
+      /*verilator unroll_disable*/
+      for (int i = 26; i >= 0; i--) begin
+        if (rem >= {2'b0, mb}) begin
+          q[i] = 1'b1;
+          rem  = rem - {2'b0, mb};
+        end
+        rem = rem << 1;
+      end
+      // a / b = q * 2^-26 * 2^(ea - eb)  =>  exp = ea - eb + 127
+      res = round(sign, ea - eb + 12'sd127, {q, 37'd0}, rem != '0);
     end
-    // a / b = q * 2^-26 * 2^(ea - eb)  =>  exp = ea - eb + 127
-    return round(sign, ea - eb + 12'sd127, {q, 37'd0}, rem != '0);
+    return res;
   endfunction
 
   // sqrt(a): digit-by-digit recurrence of 27 root bits on the even-exponent significand
@@ -167,29 +182,33 @@ package fp32_pkg;
     logic [53:0] r;
     logic [26:0] root;
     logic [29:0] rem, trial;
-    if (is_nan(a[30:0]) || (a[31] && a[30:0] != '0)) return QNAN;
-    if (a[30:0] == '0 || is_inf(a[30:0])) return a;
-    m = {a[30:23] != '0, a[22:0]};
-    e = ((a[30:23] == '0) ? 12'sd1 : 12'(a[30:23])) - 12'sd127;
-    /*verilator unroll_disable*/
-    for (int i = 0; i < 23; i++) begin
-      if (!m[23]) begin m = m << 1; e = e - 12'sd1; end
-    end
-    r    = e[0] ? {m, 30'd0} : {1'b0, m, 29'd0};
-    root = '0;
-    rem  = '0;
-    /*verilator unroll_disable*/
-    for (int i = 26; i >= 0; i--) begin
-      rem   = {rem[27:0], r[2*i+1], r[2*i]};
-      trial = {1'b0, root, 2'b01};
-      if (rem >= trial) begin
-        rem  = rem - trial;
-        root = {root[25:0], 1'b1};
-      end else begin
-        root = {root[25:0], 1'b0};
+    logic [31:0] res;
+    if (is_nan(a[30:0]) || (a[31] && a[30:0] != '0)) res = QNAN;
+    else if (a[30:0] == '0 || is_inf(a[30:0])) res = a;
+    else begin
+      m = {a[30:23] != '0, a[22:0]};
+      e = ((a[30:23] == '0) ? 12'sd1 : 12'(a[30:23])) - 12'sd127;
+      /*verilator unroll_disable*/
+      for (int i = 0; i < 23; i++) begin
+        if (!m[23]) begin m = m << 1; e = e - 12'sd1; end
       end
+      r    = e[0] ? {m, 30'd0} : {1'b0, m, 29'd0};
+      root = '0;
+      rem  = '0;
+      /*verilator unroll_disable*/
+      for (int i = 26; i >= 0; i--) begin
+        rem   = {rem[27:0], r[2*i+1], r[2*i]};
+        trial = {1'b0, root, 2'b01};
+        if (rem >= trial) begin
+          rem  = rem - trial;
+          root = {root[25:0], 1'b1};
+        end else begin
+          root = {root[25:0], 1'b0};
+        end
+      end
+      res = round(1'b0, (e >>> 1) + 12'sd127, {root, 37'd0}, rem != '0);
     end
-    return round(1'b0, (e >>> 1) + 12'sd127, {root, 37'd0}, rem != '0);
+    return res;
   endfunction
 
   // compares on the total-order key (sign-magnitude to unsigned); -0 == +0; NaN is unordered
@@ -209,13 +228,17 @@ package fp32_pkg;
   endfunction
 
   function automatic logic [31:0] max(logic [31:0] a, logic [31:0] b);
-    if (is_nan(a[30:0]) || is_nan(b[30:0])) return QNAN;
-    return key_lt(a, b) ? b : a;
+    logic [31:0] res;
+    if (is_nan(a[30:0]) || is_nan(b[30:0])) res = QNAN;
+    else res = key_lt(a, b) ? b : a;
+    return res;
   endfunction
 
   function automatic logic [31:0] min(logic [31:0] a, logic [31:0] b);
-    if (is_nan(a[30:0]) || is_nan(b[30:0])) return QNAN;
-    return key_lt(a, b) ? a : b;
+    logic [31:0] res;
+    if (is_nan(a[30:0]) || is_nan(b[30:0])) res = QNAN;
+    else res = key_lt(a, b) ? a : b;
+    return res;
   endfunction
 
   // int32 (is_signed) or uint32 to fp32, rounded to nearest even
@@ -228,22 +251,27 @@ package fp32_pkg;
   // fp32 to int32 rounding toward zero, saturating; NaN gives 0
   function automatic logic [31:0] f2i(logic [31:0] a);
     logic [7:0] e;
-    logic [31:0] mag;
+    logic [31:0] mag, res;
     e = a[30:23];
-    if (is_nan(a[30:0]) || e < 8'd127) return '0;
-    if (e >= 8'd158) return a[31] ? 32'h8000_0000 : 32'h7fff_ffff;
-    mag = (e >= 8'd150) ? {9'd1, a[22:0]} << (e - 8'd150) : {9'd1, a[22:0]} >> (8'd150 - e);
-    return a[31] ? -mag : mag;
+    if (is_nan(a[30:0]) || e < 8'd127) res = '0;
+    else if (e >= 8'd158) res = a[31] ? 32'h8000_0000 : 32'h7fff_ffff;
+    else begin
+      mag = (e >= 8'd150) ? {9'd1, a[22:0]} << (e - 8'd150) : {9'd1, a[22:0]} >> (8'd150 - e);
+      res = a[31] ? -mag : mag;
+    end
+    return res;
   endfunction
 
   // one reduction step of the fp trees: 0 sum, 1 max, 2 min, 3 prod
   function automatic logic [31:0] redop(logic [1:0] op, logic [31:0] a, logic [31:0] b);
+    logic [31:0] res;
     unique case (op)
-      2'd0:    return add(a, b);
-      2'd1:    return max(a, b);
-      2'd2:    return min(a, b);
-      default: return mul(a, b);
+      2'd0:    res = add(a, b);
+      2'd1:    res = max(a, b);
+      2'd2:    res = min(a, b);
+      default: res = mul(a, b);
     endcase
+    return res;
   endfunction
 
   // exp2(a) = 2^i * 2^f: i and the 32-bit fraction f from a in fixed point, 2^f by a polynomial
@@ -389,15 +417,17 @@ package fp32_pkg;
   // the selected kernel's result rounded once: p * 2^x = p * 2^(exp - 127 - 61), exp = x + 188;
   // a zero magnitude is +0
   function automatic logic [31:0] trans_round(trans_t r);
-    if (r.special) return r.special_res;
-    return round(r.neg && r.p != '0, r.x + 12'sd188, {r.p, 2'd0}, 1'b0);
+    logic [31:0] res;
+    if (r.special) res = r.special_res;
+    else res = round(r.neg && r.p != '0, r.x + 12'sd188, {r.p, 2'd0}, 1'b0);
+    return res;
   endfunction
 
   // One VPU lane's fp_lane-class function fn of a, b, c (isa.VPU_CLASS); other functions give 0.
   // Only the selected function is computed (a simulator skips the other branches).
   function automatic logic [31:0] lane(vpu_fn_e fn, logic [31:0] a, logic [31:0] b, logic [31:0] c);
     logic a_nan;
-    logic [31:0] frac_mask, add_a, add_b;
+    logic [31:0] frac_mask, add_a, add_b, res;
     a_nan = is_nan(a[30:0]);
     unique case (fn)
       // one adder: FSUB flips b; FMAC adds c to the rounded product
@@ -408,45 +438,46 @@ package fp32_pkg;
           add_a = mul(a, b);
           add_b = c;
         end
-        return add(add_a, add_b);
+        res = add(add_a, add_b);
       end
-      VPU_FMUL:   return mul(a, b);
+      VPU_FMUL:   res = mul(a, b);
       // one divider: FRECIP is 1.0 / a
-      VPU_FDIV, VPU_FRECIP: return div((fn == VPU_FRECIP) ? FP_ONE : a, (fn == VPU_FRECIP) ? a : b);
-      VPU_FSQRT:  return sqrt(a);
-      VPU_FNEG:   return a ^ 32'h8000_0000;
-      VPU_FABS:   return a & 32'h7fff_ffff;
+      VPU_FDIV, VPU_FRECIP: res = div((fn == VPU_FRECIP) ? FP_ONE : a, (fn == VPU_FRECIP) ? a : b);
+      VPU_FSQRT:  res = sqrt(a);
+      VPU_FNEG:   res = a ^ 32'h8000_0000;
+      VPU_FABS:   res = a & 32'h7fff_ffff;
       VPU_FSIGN: begin
-        if (a_nan) return QNAN;
-        if (a[30:0] == '0) return a;
-        return {a[31], FP_ONE[30:0]};
+        if (a_nan) res = QNAN;
+        else if (a[30:0] == '0) res = a;
+        else res = {a[31], FP_ONE[30:0]};
       end
-      VPU_FMAX:   return max(a, b);
-      VPU_FMIN:   return min(a, b);
+      VPU_FMAX:   res = max(a, b);
+      VPU_FMIN:   res = min(a, b);
       // FTRUNC: clear the fraction bits below the binary point; |a| < 1 keeps only the sign,
       // |a| >= 2^23 (and inf) is already integral
       VPU_FTRUNC: begin
         frac_mask = (a[30:23] >= 8'd150) ? '0 : (32'h007f_ffff >> (a[30:23] - 8'd127));
-        if (a_nan) return QNAN;
-        if (a[30:23] < 8'd127) return {a[31], 31'd0};
-        return a & ~frac_mask;
+        if (a_nan) res = QNAN;
+        else if (a[30:23] < 8'd127) res = {a[31], 31'd0};
+        else res = a & ~frac_mask;
       end
-      VPU_FCMPLT: return 32'(lt(a, b));
-      VPU_FCMPEQ: return 32'(eq(a, b));
-      VPU_FCMPNE: return 32'(!eq(a, b));
-      VPU_I2F:    return i2f(1'b1, a);
-      VPU_U2F:    return i2f(1'b0, a);
-      VPU_F2I:    return f2i(a);
+      VPU_FCMPLT: res = 32'(lt(a, b));
+      VPU_FCMPEQ: res = 32'(eq(a, b));
+      VPU_FCMPNE: res = 32'(!eq(a, b));
+      VPU_I2F:    res = i2f(1'b1, a);
+      VPU_U2F:    res = i2f(1'b0, a);
+      VPU_F2I:    res = f2i(a);
       // F2BF16: round to nearest even at bit 16; a carry out of the fraction rounds up to inf
-      VPU_F2BF16: return a_nan ? 32'h0000_7fc0 : {16'd0, 16'((a + 32'h0000_7fff + 32'(a[16])) >> 16)};
-      VPU_BF162F: return {a[15:0], 16'd0};
+      VPU_F2BF16: res = a_nan ? 32'h0000_7fc0 : {16'd0, 16'((a + 32'h0000_7fff + 32'(a[16])) >> 16)};
+      VPU_BF162F: res = {a[15:0], 16'd0};
       // the fixed-point algorithms of doc/transcendental.md
-      VPU_FEXP2:  return trans_round(exp2(a));
-      VPU_FLOG2:  return trans_round(log2(a));
-      VPU_FSIN:   return trans_round(sincos(1'b0, a));
-      VPU_FCOS:   return trans_round(sincos(1'b1, a));
-      default:    return '0;
+      VPU_FEXP2:  res = trans_round(exp2(a));
+      VPU_FLOG2:  res = trans_round(log2(a));
+      VPU_FSIN:   res = trans_round(sincos(1'b0, a));
+      VPU_FCOS:   res = trans_round(sincos(1'b1, a));
+      default:    res = '0;
     endcase
+    return res;
   endfunction
 
 endpackage
