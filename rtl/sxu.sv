@@ -157,21 +157,27 @@ module sxu
   function automatic logic [31:0] salu(input logic [7:0] op, input logic [7:0] fn,
                                        input logic [31:0] a, input logic [31:0] b,
                                        input logic [31:0] imm);
-    if (op == OP_LI)    return imm;
-    if (op == OP_SADDI) return a + imm;
-    unique case (fn)
-      SALU_ADD: return a + b;
-      SALU_SUB: return a - b;
-      SALU_MUL: return a * b;
-      SALU_AND: return a & b;
-      SALU_OR:  return a | b;
-      SALU_XOR: return a ^ b;
-      SALU_SHL: return a << b[4:0];
-      SALU_SHR: return a >> b[4:0];
-      SALU_SRA: return $unsigned($signed(a) >>> b[4:0]);
-      SALU_SLT: return {31'd0, $signed(a) < $signed(b)};
-      default:  return {31'd0, a < b};
-    endcase
+    logic [31:0] res;
+    if (op == OP_LI) begin
+      res = imm;
+    end else if (op == OP_SADDI) begin
+      res = a + imm;
+    end else begin
+      unique case (fn)
+        SALU_ADD: res = a + b;
+        SALU_SUB: res = a - b;
+        SALU_MUL: res = a * b;
+        SALU_AND: res = a & b;
+        SALU_OR:  res = a | b;
+        SALU_XOR: res = a ^ b;
+        SALU_SHL: res = a << b[4:0];
+        SALU_SHR: res = a >> b[4:0];
+        SALU_SRA: res = $unsigned($signed(a) >>> b[4:0]);
+        SALU_SLT: res = {31'd0, $signed(a) < $signed(b)};
+        default:  res = {31'd0, a < b};
+      endcase
+    end
+    return res;
   endfunction
 
   typedef struct packed {
