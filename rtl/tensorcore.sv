@@ -238,9 +238,11 @@ module tensorcore
   // it); this covers every consumer of the read ports (VPU, XLU, VMOV, VST/PST/VSCATTER data, and
   // the SXU's VEXTRACT lane, VGATHER/VSCATTER offsets and mask)
   function automatic logic [L-1:0][31:0] fwd(input logic [3:0] r, input logic [L-1:0][31:0] q);
-    if (wl_valid && wl_vd == r) return vmem_rd;
-    if (wb_valid && wb_vd == r) return wb_data;
-    return q;
+    logic [L-1:0][31:0] res;
+    if (wl_valid && wl_vd == r) res = vmem_rd;
+    else if (wb_valid && wb_vd == r) res = wb_data;
+    else res = q;
+    return res;
   endfunction
 
   assign va = fwd(ra, va_rf);
