@@ -22,12 +22,14 @@ module vpu_fp_reduce
 
   // reduction kind (as fp32_pkg::redop): 0 sum, 1 max, 2 min, 3 prod
   function automatic logic [1:0] red_op(vpu_fn_e fn);
+    logic [1:0] res;
     unique case (fn)
-      VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMAX_TILE:    return 2'd1;
-      VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE:    return 2'd2;
-      VPU_FPROD_ROW, VPU_FPROD_COL, VPU_FPROD_TILE: return 2'd3;
-      default:                                      return 2'd0;
+      VPU_FMAX_ROW, VPU_FMAX_COL, VPU_FMAX_TILE:    res = 2'd1;
+      VPU_FMIN_ROW, VPU_FMIN_COL, VPU_FMIN_TILE:    res = 2'd2;
+      VPU_FPROD_ROW, VPU_FPROD_COL, VPU_FPROD_TILE: res = 2'd3;
+      default:                                      res = 2'd0;
     endcase
+    return res;
   endfunction
 
   // the pairwise tree of fp32_tree: level by level, node k combines nodes 2k and 2k+1 of the
@@ -128,10 +130,12 @@ module vpu_fp_reduce
   // ordered a < b for non-NaN values, -0 == +0
   function automatic logic flt(logic [31:0] a, logic [31:0] b);
     logic [31:0] ka, kb;
-    if (a[30:0] == '0 && b[30:0] == '0) return 1'b0;
+    logic res;
     ka = a[31] ? ~a : {1'b1, a[30:0]};
     kb = b[31] ? ~b : {1'b1, b[30:0]};
-    return ka < kb;
+    if (a[30:0] == '0 && b[30:0] == '0) res = 1'b0;
+    else res = ka < kb;
+    return res;
   endfunction
 
 endmodule

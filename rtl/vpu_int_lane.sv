@@ -116,41 +116,47 @@ module vpu_int_lane
 
   // clamp an exact 33-bit signed value to int32
   function automatic logic [31:0] sat32(input logic [32:0] v);
-    if (v[32] == v[31]) return v[31:0];
-    return v[32] ? INT_MIN : INT_MAX;
+    logic [31:0] res;
+    if (v[32] == v[31]) res = v[31:0];
+    else res = v[32] ? INT_MIN : INT_MAX;
+    return res;
   endfunction
 
   // clamp an exact 10-bit signed value to int8
   function automatic logic [7:0] sat8(input logic [9:0] v);
-    if ($signed(v) > 10'sd127) return 8'h7f;
-    if ($signed(v) < -10'sd128) return 8'h80;
-    return v[7:0];
+    logic [7:0] res;
+    if ($signed(v) > 10'sd127) res = 8'h7f;
+    else if ($signed(v) < -10'sd128) res = 8'h80;
+    else res = v[7:0];
+    return res;
   endfunction
 
   function automatic logic [7:0] p8_byte(input vpu_fn_e fn, input logic [7:0] x, input logic [7:0] y);
     logic [9:0] xs, ys, ad;
     logic [15:0] prod;
+    logic [7:0] res;
     xs = {{2{x[7]}}, x};
     ys = {{2{y[7]}}, y};
     ad = xs - ys;
     if (ad[9]) ad = -ad;
     prod = {{8{x[7]}}, x} * {{8{y[7]}}, y};  // the low 16 bits of the signed product
     unique case (fn)
-      VPU_P8ADD:     return sat8(xs + ys);
-      VPU_P8SUB:     return sat8(xs - ys);
-      VPU_P8MAX:     return ($signed(x) < $signed(y)) ? y : x;
-      VPU_P8MIN:     return ($signed(x) < $signed(y)) ? x : y;
-      VPU_P8NEG:     return sat8(-xs);
-      VPU_P8RELU:    return x[7] ? 8'h00 : x;
-      VPU_P8ABS:     return sat8(x[7] ? -xs : xs);
-      VPU_P8SIGN:    return x[7] ? 8'hff : {7'd0, x != '0};
-      VPU_P8CMPLT:   return ($signed(x) < $signed(y)) ? 8'hff : 8'h00;
-      VPU_P8CMPEQ:   return (x == y) ? 8'hff : 8'h00;
-      VPU_P8MULLO:   return prod[7:0];
-      VPU_P8MULHI:   return prod[15:8];
-      VPU_P8ABSDIFF: return sat8(ad);
-      default:       return 8'h00;
+      VPU_P8ADD:     res = sat8(xs + ys);
+      VPU_P8SUB:     res = sat8(xs - ys);
+      VPU_P8MAX:     res = ($signed(x) < $signed(y)) ? y : x;
+      VPU_P8MIN:     res = ($signed(x) < $signed(y)) ? x : y;
+      VPU_P8NEG:     res = sat8(-xs);
+      VPU_P8RELU:    res = x[7] ? 8'h00 : x;
+      VPU_P8ABS:     res = sat8(x[7] ? -xs : xs);
+      VPU_P8SIGN:    res = x[7] ? 8'hff : {7'd0, x != '0};
+      VPU_P8CMPLT:   res = ($signed(x) < $signed(y)) ? 8'hff : 8'h00;
+      VPU_P8CMPEQ:   res = (x == y) ? 8'hff : 8'h00;
+      VPU_P8MULLO:   res = prod[7:0];
+      VPU_P8MULHI:   res = prod[15:8];
+      VPU_P8ABSDIFF: res = sat8(ad);
+      default:       res = 8'h00;
     endcase
+    return res;
   endfunction
 
 endmodule

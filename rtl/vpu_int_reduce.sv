@@ -20,13 +20,15 @@ module vpu_int_reduce
   typedef enum logic [1:0] {RED_SUM, RED_MAX, RED_MIN, RED_PROD} red_e;
 
   function automatic logic [31:0] combine(input red_e op, input logic [31:0] x, input logic [31:0] y);
+    logic [31:0] res;
     unique case (op)
-      RED_SUM:  return x + y;
-      RED_MAX:  return ($signed(x) < $signed(y)) ? y : x;
-      RED_MIN:  return ($signed(y) < $signed(x)) ? y : x;
-      RED_PROD: return x * y;
-      default:  return x;
+      RED_SUM:  res = x + y;
+      RED_MAX:  res = ($signed(x) < $signed(y)) ? y : x;
+      RED_MIN:  res = ($signed(y) < $signed(x)) ? y : x;
+      RED_PROD: res = x * y;
+      default:  res = x;
     endcase
+    return res;
   endfunction
 
   red_e op;
