@@ -89,7 +89,9 @@ def sv_package() -> str:
   L += gen_decode.sv_decode()
   L.append("")
   L.append("  // Cycles from issue to result of every VPU function (1 = single-cycle).")
+  # one exit per function (a `return` in a case item would leave its coverage point uncounted)
   L.append("  function automatic logic [3:0] vpu_latency(input vpu_fn_e fn);")
+  L.append("    logic [3:0] lat;")
   L.append("    unique case (fn)")
   by_lat: dict[int, list[str]] = {}
   for k, lat in isa.VPU_LATENCY.items():
@@ -97,19 +99,22 @@ def sv_package() -> str:
   for lat, names in sorted(by_lat.items()):
     if lat == 1:
       continue
-    L.append(f"      {', '.join(names)}: return 4'd{lat};")
-  L.append("      default: return 4'd1;")
+    L.append(f"      {', '.join(names)}: lat = 4'd{lat};")
+  L.append("      default: lat = 4'd1;")
   L.append("    endcase")
+  L.append("    return lat;")
   L.append("  endfunction")
   L.append("")
   L.append("  // The VPU datapath that computes a function (isa.VPU_CLASS).")
   L += _sv_enum("vpu_class_e", 2, [(f"VPU_CLASS_{c.upper()}", k) for k, c in enumerate(isa.VPU_CLASSES)])
   L.append("  function automatic vpu_class_e vpu_class(input vpu_fn_e fn);")
+  L.append("    vpu_class_e cls;")
   L.append("    unique case (fn)")
   for c in isa.VPU_CLASSES[1:]:
-    L.append(f"      {', '.join(f'VPU_{k}' for k, v in isa.VPU_CLASS.items() if v == c)}: return VPU_CLASS_{c.upper()};")
-  L.append(f"      default: return VPU_CLASS_{isa.VPU_CLASSES[0].upper()};")
+    L.append(f"      {', '.join(f'VPU_{k}' for k, v in isa.VPU_CLASS.items() if v == c)}: cls = VPU_CLASS_{c.upper()};")
+  L.append(f"      default: cls = VPU_CLASS_{isa.VPU_CLASSES[0].upper()};")
   L.append("    endcase")
+  L.append("    return cls;")
   L.append("  endfunction")
   extra = _extra_constants()
   if extra:
