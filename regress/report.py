@@ -88,9 +88,11 @@ def mutation_problems(res: dict) -> list[str]:
   mutation runner knows that no job reported (nothing measured is not a pass)."""
   goal = res.get("mutation_goal")
   if not goal or res.get("shard") or res.get("only"): return []
-  from tinytpu import mutate
-  s, why = mutation_summary(res.get("mutants") or []), []
-  if missing := sorted(set(mutate._units()) - set(s["per_file"])):
+  ms = res.get("mutants") or []
+  s, why = mutation_summary(ms), []
+  known = {f for m in ms for f in m.get("files", [])}  # every document names the files the runner knows
+  if not ms: why.append("mutation: no mutants reported (the list sets mutation_goal)")
+  elif missing := sorted(known - set(s["per_file"])):
     why.append(f"mutation: no result for {', '.join(missing)}")
   if s["score"] is not None and 100 * s["score"] < goal:
     why.append(f"mutation score {100 * s['score']:.1f}% < goal {goal}% ({s['killed']}/{s['killed'] + s['survived'] - s['equivalent']} non-equivalent mutants killed)")

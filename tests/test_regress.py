@@ -179,7 +179,8 @@ def test_mutation_jobs_add_up_to_a_score(tmp_path):
   from tinytpu import mutate
   from tinytpu.regress import run
   files = sorted(mutate._units())
-  mut = lambda f, st, eq=None: {"file": f, "line": 1, "kind": "comparison", "before": "a", "after": "b", "status": st, "equivalent": eq}  # noqa: E731
+  mut = lambda f, st, eq=None: {"file": f, "line": 1, "kind": "comparison", "before": "a", "after": "b", "status": st, "equivalent": eq,  # noqa: E731
+                                 "files": files}
   ms = [mut(f, "killed") for f in files] + [mut(files[0], "survived", "either is the minimum"), mut(files[1], "stillborn")]
   prog = run.Progress([fake_job("mutation:000")], quiet=True)
   prog.done({**fake_job("mutation:000"), "coverage_docs": [{"kind": "mutation", "mutants": ms}, cov_doc("vpu", "N4", {"x": 1})]})
@@ -195,6 +196,7 @@ def test_mutation_jobs_add_up_to_a_score(tmp_path):
   assert why[0] == f"mutation: no result for {files[0]}" and why[1].startswith("mutation score ") and "< goal 95%" in why[1]
   assert "**not equivalent: a hole**" in report.summary_md(hole) and report.verdict(hole)[-1] == why[1]
   assert report.mutation_problems({**hole, "shard": "1/2"}) == []  # a shard is judged in the merge
+  assert report.mutation_problems({**res, "mutants": []}) == ["mutation: no mutants reported (the list sets mutation_goal)"]
   report.write(tmp_path / "s1", {**res, "mutants": ms[:3], "shard": "1/2"})
   report.write(tmp_path / "s2", {**res, "jobs": [fake_job("mutation:001")], "mutants": ms[3:], "shard": "2/2"})
   assert report.merge([tmp_path / "s1", tmp_path / "s2"], tmp_path / "m")["mutants"] == ms

@@ -232,7 +232,7 @@ def write_document(ms: list[Mutant], folder) -> pathlib.Path:
   folder = pathlib.Path(folder)
   folder.mkdir(parents=True, exist_ok=True)
   path = folder / f"mutation-{'-'.join(sorted({m.file.removesuffix('.sv') for m in ms})) or 'none'}.json"
-  path.write_text(json.dumps({"kind": "mutation", "mutants": [{**dataclasses.asdict(m), "equivalent": equivalent(m)} for m in ms]}, indent=1))
+  path.write_text(json.dumps({"kind": "mutation", "mutants": [{**dataclasses.asdict(m), "equivalent": equivalent(m), "files": sorted(_units())} for m in ms]}, indent=1))
   return path
 
 
