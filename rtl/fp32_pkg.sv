@@ -89,8 +89,7 @@ package fp32_pkg;
     y   = (b[30:0] > a[30:0]) ? a : b;
     sub = x[31] ^ y[31];
     if (is_nan(x[30:0]) || is_nan(y[30:0]) || (is_inf(x[30:0]) && is_inf(y[30:0]) && sub)) res = QNAN;
-    else if (is_inf(x[30:0])) res = x;
-    else if (is_inf(y[30:0])) res = y;
+    else if (is_inf(x[30:0])) res = x;  // y is never the only infinity: |y| <= |x|
     else if (x[30:0] == '0 && y[30:0] == '0) res = {x[31] & y[31], 31'd0};
     else begin
       // subnormals have exponent 1 and no hidden bit
