@@ -127,7 +127,7 @@ def _class_slot(m, P: int, rows: int):
 def _window_fits(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> bool:
   """A kb window (tile aligned, win tiles) of the last block and the last row group or chunk ends
   inside the buffer's tiles: its DMA never reads past the buffer (the next one, or past HBM)."""
-  return (base0 + (Kt - 1) * step_kb + max(0, moves) * step_chunk) // L + win <= tiles
+  return _window_over(base0, step_kb, Kt, step_chunk, moves, win, tiles, L) == 0
 
 
 COLUMN_GROUPS_TRIED = 3  # row-group sizes planned per column-chunk width (largest first)
