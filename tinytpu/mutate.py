@@ -42,6 +42,7 @@ SUPPORT = re.compile(r"//\s*assertion support: (begin|end)")
 
 COSIM = "cosim"  # the unit "environment" of the core's control files: the co-sim's random lockstep
 COSIM_SEEDS = (910000, 40)  # first seed, count: fixed, so a mutant's verdict is reproducible
+UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cosim_sparse.py"]}  # after the random programs
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
 
 
@@ -187,6 +188,9 @@ def lockstep_seeds(first: int, count: int) -> int:
   # the mutated file: a bandwidth mutant is invisible at the default 1 tile/cycle) and the core's issue
   # and MXU streaming rules (tests/test_dual_issue.py)
   tests = [tools.ROOT / "tests" / "rtl" / "test_dma.py", tools.ROOT / "tests" / "test_dual_issue.py"]
+  # the units whose own co-sim tests reach what the random programs do not (the random PEPI
+  # parameter tiles clamp every lane's shift alike; padding lanes past an index list)
+  tests += [tools.ROOT / "tests" / t for t in UNIT_COSIM_TESTS.get(os.environ.get("TINYTPU_MUTANT_FILE", ""), [])]
   if all(t.exists() for t in tests):
     import pytest
     every = os.environ.get("TINYTPU_MUTANT_FILE") in ("dma.sv", "hbm.sv")
@@ -204,6 +208,12 @@ EQUIVALENT = {
     "of two equal values either is the minimum",
   ("vpu_int_reduce.sv", "RED_MAX:  res = ($signed(x) < $signed(y)) ? y : x;", "RED_MAX:  res = ($signed(x) <= $signed(y)) ? y : x;"):
     "of two equal values either is the maximum",
+  ("epi.sv", "else if (y > 64'sd127)  out = 32'sd127;", "else if (y >= 64'sd127)  out = 32'sd127;"):
+    "clamping 127 to 127",
+  ("epi.sv", "relu_q  <= 1'b0;", "relu_q  <= 1'b1;"):
+    "its reset value is never read: every PEPI loads relu_q in the cycle it sets fresh_q, and res_q is written only when fresh_q",
+  ("epi.sv", "relu2_q  <= 1'b0;", "relu2_q  <= 1'b1;"):
+    "relu2_q only feeds the assertions (the result register's mode)",
 }
 
 

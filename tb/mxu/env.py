@@ -53,6 +53,7 @@ class MxuScoreboard(kit.Scoreboard):
     self.psum = np.zeros((ps, n, n), np.uint32)
     self.w = np.zeros((n, n), np.uint32)  # the raw tile of the last MLW (both modes read it)
     self.errs_expected = self.errs_seen = 0
+    self.mmuls = 0  # MMULs accepted (not rejected): each owes one vdone_o and one pdone_o pulse
     self.broken = getattr(parent.parent, "broken", False)  # MxuBrokenModel: a deliberately wrong model
     self.vm_export = kit.Export("vm_export", self, self.write_vm)
     self.ps_export = kit.Export("ps_export", self, self.write_ps)
@@ -69,6 +70,7 @@ class MxuScoreboard(kit.Scoreboard):
       self.w = cmd.w.copy()
       if self.broken: self.w = self.w.T.copy()
       return
+    self.mmuls += 1
     acts = self.vmem[cmd.vaddr:cmd.vaddr + cmd.t]
     # the row the array writes is the product alone; PSUM adds it (int32 or fp32) when acc = 1
     run = golden.mmul_bf16 if cmd.bf16 else (lambda old, a, w, acc: golden.mmul(old, a, golden.weights(w), acc))
@@ -130,11 +132,15 @@ class MxuCoverage(kit.CoverageCollector):
 
 class StatusMonitor(uvm_component):
   """Per-cycle status: back-pressure and bank stalls for coverage, utilisation (rows entering
-  the array per busy cycle) for the log, and memory port errors (never expected)."""
+  the array per busy cycle) for the log, memory port errors (never expected), and the ownership
+  pulses the SXU's mxu_own counts: vdone_o once per MMUL when its last VMEM tile is read, pdone_o
+  once when its last row is written, in command order, so at every cycle
+  pdones <= vdones <= MMULs handed over, and both equal the accepted MMULs at the end."""
   def __init__(self, name, parent, dut, cov: MxuCoverage, sb: MxuScoreboard):
     super().__init__(name, parent)
     self.dut, self.cov, self.sb = dut, cov, sb
     self.busy = self.rows = 0
+    self.handed = self.vdones = self.pdones = 0
 
   async def run_phase(self):
     d = self.dut
@@ -144,8 +150,18 @@ class StatusMonitor(uvm_component):
       if int(d.cmd_valid_i.value) and not int(d.cmd_ready_o.value): self.cov.sample_event("cmdq_full")
       if int(d.stall_o.value): self.cov.sample_event("bank_stall")
       if int(d.mem_err_o.value): self.sb.error("a memory port reported an address error")
+      self.handed += int(d.cmd_valid_i.value) and int(d.cmd_ready_o.value) and not int(d.cmd_mlw_i.value)
+      self.vdones += int(d.vdone_o.value)
+      self.pdones += int(d.pdone_o.value)
+      if not self.pdones <= self.vdones <= self.handed:
+        self.sb.error(f"ownership pulses out of order: {self.vdones} vdone_o, {self.pdones} pdone_o after {self.handed} MMULs handed over")
+        self.handed = self.vdones = self.pdones = 0  # one report, not one per cycle
       self.busy += int(d.busy_o.value)
       self.rows += int(d.row_o.value)
+
+  def check_phase(self):
+    if (self.vdones, self.pdones) != (self.sb.mmuls, self.sb.mmuls):
+      self.sb.error(f"vdone_o pulsed {self.vdones} times and pdone_o {self.pdones}, expected once per accepted MMUL ({self.sb.mmuls})")
 
   def report_phase(self):
     if self.busy:
