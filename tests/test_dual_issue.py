@@ -393,6 +393,27 @@ def test_store_into_a_running_mmul_source_waits_for_its_reads():
   assert r.perf["stall_waw"] > 12 * N, r.perf        # its rows stream at one a cycle: 16 * N, the tile buffer 3 tiles ahead
 
 
+def test_psum_store_below_an_older_mmuls_tiles_waits():
+  """The owned PSUM range is the bounding range of every MMUL in flight, the newest included, not
+  only the oldest's: a PST into the tile of an MMUL queued behind a long one waits for it, however
+  the retired entries before them (a finished MMUL to a higher tile) compare (rtl/mxu_own.sv)."""
+  prog = tiles(1) + tiles(16, base=20) + tiles(1, base=40) + """
+  VLD v1, [s0 + 40]
+  MLW [s0 + 40]
+  MMUL [s0 + 50], [s0 + 0], 1, 0
+  FENCE
+  MMUL [s0 + 10], [s0 + 20], 16, 0
+  MMUL [s0 + 2], [s0 + 0], 1, 0
+  PST v1, [s0 + 2]
+  HALT
+.dump psum 0 27
+.dump psum 50 1
+.run 5000
+"""
+  r = check(prog)                                    # PSUM 2 holds the PST's tile, written after the MMUL's
+  assert r.perf["stall_waw"] > 12 * N, r.perf        # it waited behind the 16-tile MMUL
+
+
 def test_psum_read_of_a_finished_mmul_does_not_wait_for_the_next():
   r = check(_two_mmuls("  PLD v2, [s0 + 0]\n  VST v2, [s0 + 50]"))
   # MMUL 1's rows land 2N after they enter; MMUL 2's rows follow them: the PLD waits for MMUL 1 only
