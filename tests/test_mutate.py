@@ -32,10 +32,19 @@ def test_summary_counts_per_file():
   assert s["per_file"]["a.sv"] == {"killed": 1, "survived": 1, "equivalent": 0, "stillborn": 0} and s["killed"] == 1 and s["score"] == 0.5
 
 
-def test_a_real_mutant_is_killed():
-  # the XLU's rotate computing c - k instead of c + k: its environment must fail
-  line = next(i for i, t in enumerate((tools.RTL / "xlu.sv").read_text().splitlines(), 1) if "src[i] = {r, c + k};" in t)
-  m = next(m for m in mutate.candidates(tools.RTL / "xlu.sv") if m.line == line and m.kind == "operator")
+# a handful of real mutants in make test (the nightly runs every file's five): each environment must fail
+REAL = [("xlu.sv", "src[i] = {r, c + k};", "operator"),             # the rotate computes c - k
+        ("mxu.sv", "assign last_read   = (issue_c && cmd_t_i", "condition"),  # vdone_o pulses without an issue
+        ("psum.sv", None, None)]                                    # the nightly's first psum mutant
+
+
+@pytest.mark.parametrize("file,text,kind", REAL, ids=[f for f, _, _ in REAL])
+def test_a_real_mutant_is_killed(file, text, kind):
+  if text is None:
+    m = mutate.choose([file], 1, 1)[0]
+  else:
+    line = next(i for i, t in enumerate((tools.RTL / file).read_text().splitlines(), 1) if text in t)
+    m = next(m for m in mutate.candidates(tools.RTL / file) if m.line == line and m.kind == kind)
   assert mutate.run(m).status == "killed", m
 
 
