@@ -1,7 +1,7 @@
 """Memory unit envs (VMEM, PSUM, VRF). One kit agent drives every input port each cycle (an item
 is one cycle of traffic on all ports, VMEM element gather/scatter included); its monitor also
 samples the outputs, and a cycle-exact scoreboard checks them against a plain numpy model:
-VMEM/PSUM reads see the memory before the same cycle's writes and arrive one cycle later; VRF
+VMEM/PSUM reads (VMEM's DMA ports too) see the memory before the same cycle's writes and arrive one cycle later; VRF
 reads are combinational and see the registers before the same cycle's writes;
 out-of-range accesses raise err and do not write; a reset (seen on rst_ni, also in the middle of
 a test) makes the whole memory read zero again from the first cycle after it."""
@@ -21,10 +21,14 @@ class Cyc(kit.Item):
 
 
 def spec(unit: str, n: int) -> dict:
-  """Ports of each unit: reads (name, req, addr, data, err), writes (name, req, addr, data, err)."""
+  """Ports of each unit: reads (name, req, addr, data, err), writes (name, req, addr, data, err),
+  VMEM's read/write DMA port rw (name, req, we, addr, wdata, rdata, err)."""
   if unit == "vmem":
-    return {"reads": [("rd", "rd_req_i", "rd_addr_i", "rd_data_o", "rd_err_o"), ("mxu", "mxu_req_i", "mxu_addr_i", "mxu_data_o", "mxu_err_o")],
-            "writes": [("wr", "wr_req_i", "wr_addr_i", "wr_data_i", "wr_err_o")], "tiles": "TILES", "elem": True}
+    return {"reads": [("rd", "rd_req_i", "rd_addr_i", "rd_data_o", "rd_err_o"), ("mxu", "mxu_req_i", "mxu_addr_i", "mxu_data_o", "mxu_err_o"),
+                      ("dmr", "dmr_req_i", "dmr_addr_i", "dmr_rdata_o", "dmr_err_o")],
+            "writes": [("wr", "wr_req_i", "wr_addr_i", "wr_data_i", "wr_err_o")], "tiles": "TILES", "elem": True,
+            # the DMA port: one tile read (we 0) or written (we 1) a cycle: (name, req, we, addr, wdata, rdata, err)
+            "rw": [("dma", "dma_req_i", "dma_we_i", "dma_addr_i", "dma_wdata_i", "dma_rdata_o", "dma_err_o")]}
   if unit == "psum":
     return {"reads": [("rd", "rd_req_i", "rd_addr_i", "rd_data_o", "rd_err_o")],
             "writes": [("wr", "wr_req_i", "wr_addr_i", "wr_data_i", "wr_err_o")],
@@ -45,6 +49,9 @@ def channel(unit: str) -> kit.Channel:
     o[f"{name}_err"] = err
   for name, addr, data in s.get("comb_reads", []):
     f[f"{name}_addr"] = addr; o[f"{name}_data"] = kit.Tile(data)
+  for name, req, we, addr, wdata, rdata, err in s.get("rw", []):
+    f |= {f"{name}_req": req, f"{name}_we": we, f"{name}_addr": addr, f"{name}_wdata": kit.Tile(wdata)}
+    o |= {f"{name}_rdata": kit.Tile(rdata), f"{name}_err": err}
   if s.get("elem"):  # element mode of the core ports: N*N lane addresses, shaped like a tile
     f |= {"rd_elem": "rd_elem_i", "rd_eaddr": kit.Tile("rd_eaddr_i"), "wr_elem": "wr_elem_i", "wr_mask": "wr_mask_i", "wr_eaddr": kit.Tile("wr_eaddr_i")}
   if unit == "vrf": o["err"] = "err_o"
@@ -134,6 +141,18 @@ class MemScoreboard(kit.Scoreboard):
         self.cover(name, a, good, c)
         if self.cov: self.cov.hit("row_x_acc", (getattr(c, f"{name}_row"), getattr(c, f"{name}_acc")))
       exp[f"{name}_err"] = int(bool(getattr(c, f"{name}_req")) and not good)
+    for name, *_ in self.s.get("rw", []):
+      # VMEM's DMA port: a read like the read ports (data the next cycle, 0 out of range), a write like
+      # the write port (nothing out of range); err the next cycle, 0 without a request. The sequence
+      # keeps its tile apart from the other ports' (vmem.sv's DMA assertions), so write order is moot.
+      a, we, good = getattr(c, f"{name}_addr"), getattr(c, f"{name}_we"), False
+      if getattr(c, f"{name}_req"):
+        good = self.ok(c, a)
+        if we and good: writes.append((a, None, getattr(c, f"{name}_wdata"), 0)); wr_tiles.add(a)
+        if not we and good: rd_tiles.add(a)
+        self.cover(f"{name}_{'wr' if we else 'rd'}", a, good, c)
+      rd = getattr(c, f"{name}_req") and not we and good
+      exp |= {f"{name}_rdata": self.mem[a].copy() if rd else np.zeros((self.n, self.n), np.uint32), f"{name}_err": int(bool(getattr(c, f"{name}_req")) and not good)}
     for name, *_ in self.s.get("comb_reads", []):  # VRF: plain reads (the TensorCore bypasses same-cycle writes)
       self.check(c, {f"{name}_data": self.mem[getattr(c, f"{name}_addr")].copy()})
     if self.unit == "vrf":
@@ -145,7 +164,7 @@ class MemScoreboard(kit.Scoreboard):
       rd_tiles |= {getattr(c, f"{r[0]}_addr") for r in self.s.get("comb_reads", [])}
       if rd_tiles & wr_tiles: self.cov.hit("events", "read_write_same_tile")
       if len({w[0] for w in writes}) < len(writes): self.cov.hit("events", "two_writes_same_tile")
-      if first and any(getattr(c, f"{r[0]}_req") for r in self.s.get("reads", []) + self.s.get("writes", []) + self.s.get("rows", [])):
+      if first and any(getattr(c, f"{r[0]}_req") for r in self.s.get("reads", []) + self.s.get("writes", []) + self.s.get("rows", []) + self.s.get("rw", [])):
         self.cov.hit("events", "access_first_cycle_after_reset")
     if self.broken: writes = []  # MemBrokenModel: a model that forgets every write must be caught
     old = self.mem.copy()
@@ -180,6 +199,7 @@ class MemEnv(kit.Env):
     self.cov = MemCoverage("cov", self)
     s = spec(self.unit, self.n)
     ports = [r[0] for r in s.get("reads", []) + s.get("writes", []) + s.get("rows", [])] + (["gather", "scatter"] if s.get("elem") else [])
+    ports += [f"{r[0]}_{d}" for r in s.get("rw", []) for d in ("rd", "wr")]
     if self.unit != "vrf":
       self.cov.cov.cross("port_x_range", ports, ["in", "out", "fresh"])
     ev = ["read_write_same_tile", "two_writes_same_tile", "access_first_cycle_after_reset", "reset_after_writes"]

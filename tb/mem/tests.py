@@ -64,12 +64,47 @@ class MemTest(kit.BaseTest):
       setattr(c, f"{name}_data", kit.random_tile(self.rng, n, "int32")[0][0])
       setattr(c, f"{name}_acc", self.rng.randint(0, 1)); setattr(c, f"{name}_row", self.rng.randrange(n))
     for name, *_ in s.get("comb_reads", []): setattr(c, f"{name}_addr", self.addr(hot))
+    if s.get("rw"): self.dma(c, hot, p_req)
     return c
+
+  def free(self, a, forb) -> int:
+    """a, or if a forbidden tile another tile in range (-1: none free)."""
+    if a not in forb: return a
+    ok = [x for x in range(self.env.tiles) if x not in forb]
+    return self.rng.choice(ok) if ok else -1
+
+  def dma(self, c, hot, p_req):
+    """VMEM's DMA ports: the DMA port reads or writes (random we, data and address, also with the
+    request low: then they must be ignored), the DMA read port dmr reads. Kept off the other ports'
+    tiles as vmem.sv asserts (the SXU's interlocks): dmr never on a tile the core writes (tile
+    write) or the DMA port writes; the DMA port never on a tile the core writes (tile, or any
+    masked scatter lane's), and when it writes never on one the core (tile, or any in-range gather
+    lane's), the MXU or dmr reads."""
+    t, L = self.env.tiles, self.env.n ** 2
+    lw, elems = L.bit_length() - 1, t * L
+    c.dma_req, c.dma_we = int(self.rng.random() < p_req), self.rng.randint(0, 1)
+    c.dma_addr = self.addr(hot) if c.dma_req or self.rng.random() < 0.5 else self.rng.getrandbits(32)
+    c.dma_wdata = kit.random_tile(self.rng, self.env.n, "int32")[0]
+    wr, rd = set(), set()
+    if c.wr_req: wr = {int(e) >> lw for l, e in enumerate(np.ravel(c.wr_eaddr)) if (c.wr_mask >> l) & 1} if c.wr_elem else {c.wr_addr}
+    if c.rd_req: rd = {int(e) >> lw for e in np.ravel(c.rd_eaddr) if int(e) < elems} if c.rd_elem else {c.rd_addr}
+    if c.mxu_req: rd.add(c.mxu_addr)
+    if c.dmr_req and c.dmr_addr < t and c.wr_req and not c.wr_elem:
+      c.dmr_addr = self.free(c.dmr_addr, {c.wr_addr})
+    if c.dmr_req and c.dmr_addr < t: rd.add(c.dmr_addr)
+    # vmem.sv's BadWriteWritesNothing wants valid_q stable after an out-of-range core write, so no
+    # DMA write lands in that cycle (made a read)
+    bad_wr = c.wr_req and (any(x >= elems for x in [int(e) for l, e in enumerate(np.ravel(c.wr_eaddr)) if (c.wr_mask >> l) & 1]) if c.wr_elem else c.wr_addr >= t)
+    if c.dma_req and c.dma_addr < t and bad_wr: c.dma_we = 0
+    if c.dma_req and c.dma_addr < t:
+      c.dma_addr = self.free(c.dma_addr, wr | rd if c.dma_we else wr)
+      if c.dma_addr < 0: c.dma_req, c.dma_addr = 0, 0
 
   def idle(self) -> Cyc:
     c = self.cycle(0.0)
     for name, *_ in spec(self.env.unit, self.env.n).get("writes", []): setattr(c, f"{name}_req", 0)
     if hasattr(c, "rd_elem"): c.rd_elem = c.wr_elem = 0
+    if hasattr(c, "dma_req"): c.dma_req = 0
     return c
 
   def read_all(self) -> list[Cyc]:
@@ -79,6 +114,7 @@ class MemTest(kit.BaseTest):
       c = self.idle()
       for name, *_ in s.get("reads", []): setattr(c, f"{name}_req", 1); setattr(c, f"{name}_addr", a)
       for name, *_ in s.get("comb_reads", []): setattr(c, f"{name}_addr", a)
+      for name, *_ in s.get("rw", []): setattr(c, f"{name}_req", 1); setattr(c, f"{name}_we", 0); setattr(c, f"{name}_addr", a)
       items.append(c)
     return items + [self.idle()]
 
@@ -124,7 +160,7 @@ class MemResetReadsZero(MemTest):
 
 @pyuvm.test()
 class MemRandom(MemTest):
-  """Random traffic on every port at once (VMEM: gathers and scatters too): hot tiles (same-cycle
+  """Random traffic on every port at once (VMEM: gathers, scatters and the DMA ports too): hot tiles (same-cycle
   read/write collisions, two writes to one tile), boundaries, out-of-range addresses, fresh tiles,
   and a reset half way. Checks coverage >= 95%."""
   cycles = 1500
