@@ -12,7 +12,8 @@ from tinytpu.mutate import Mutant
 def test_candidates_skip_comments_and_declarations(tmp_path):
   sv = tmp_path / "toy.sv"
   sv.write_text("module toy;\n  localparam int W = a + 1;\n  // x == y is a comment\n  assign e = a == b;  // keep && this\n"
-                "  assign f = g && h;\n  for (int i = 0; i < N; i++) x[i] = 1'b0;\n  ASSERT(Ok, a == b)\n  if (x) begin\nendmodule\n")
+                "  assign f = g && h;\n  for (int i = 0; i < N; i++) x[i] = 1'b0;\n  ASSERT(Ok, a == b)\n  if (x) begin\n"
+                "  `ASSERT(Two, a |-> b == c\n      && d == e)\nendmodule\n")  # an assertion's second line
   got = {(m.line, m.kind, m.after) for m in mutate.candidates(sv)}
   assert got == {(4, "comparison", "assign e = a != b;  // keep && this"), (5, "condition", "assign f = g || h;"),
                  (8, "condition", "if (!(x)) begin")}

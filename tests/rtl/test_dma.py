@@ -227,6 +227,8 @@ def test_copy_1000_tiles_cycles(direction):
   r = copy_1000(direction, DEFAULT)
   assert r.cycles == expected_cycles(direction, 1000, DEFAULT), r.cycles
   assert r.perf["dma_tiles"] == 1000
+  # the engine is busy at least while the tiles stream (latency + one tile a cycle), never longer than the run
+  assert DEFAULT.HBM_LATENCY + 999 <= r.perf["dma_busy"] <= r.cycles, r.perf
 
 
 @pytest.mark.nightly
