@@ -231,6 +231,12 @@ def test_copy_1000_tiles_cycles(direction):
   assert DEFAULT.HBM_LATENCY + 999 <= r.perf["dma_busy"] <= r.cycles, r.perf
 
 
+def test_dma_busy_counts_the_drain_after_halt():
+  # no DMA.WAIT: HALT drains the copy, and the engine's busy cycles count there too
+  r = check("  LI s1, 250\n  DMA.CFG s1, 4, 250\n  DMA.IN [s0 + 0], [s0 + 0], 250\n  HALT\n.dump vmem 0 4\n.run 100000", DEFAULT)
+  assert r.perf["dma_tiles"] == 1000 and DEFAULT.HBM_LATENCY + 999 <= r.perf["dma_busy"] <= r.cycles, r.perf
+
+
 @pytest.mark.nightly
 @pytest.mark.parametrize("cfg", [SLOW, FAST], ids=["lat37_bw1of3", "lat1_bw2of3"])
 @pytest.mark.parametrize("direction", ["in", "out"])
