@@ -168,8 +168,17 @@ module vmem
 
   assign init_done_o = 1'b1;
 
-  // an access outside [0, TILES) (a tile, or any masked element) writes nothing
-  `ASSERT(BadWriteWritesNothing, wr_req_i && !wr_ok |=> $stable(valid_q))
+  // an access outside [0, TILES) (a tile, or any masked element) writes nothing: the only tile that
+  // may become valid in that cycle is the DMA port's own write
+  // assertion support: begin
+  logic [TILES-1:0] dma_set_q, dma_set_d;  // the tile the DMA port's write of the last cycle marks valid
+  always_comb dma_set_d = dma_wr ? TILES'(1) << dma_addr_i[AW-1:0] : '0;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) dma_set_q <= '0;
+    else         dma_set_q <= dma_set_d;
+  end
+  // assertion support: end
+  `ASSERT(BadWriteWritesNothing, wr_req_i && !wr_ok |=> (valid_q & ~dma_set_q) == ($past(valid_q) & ~dma_set_q))
   // a tile not written since reset reads zero, on both read ports
   `ASSERT(UnwrittenReadsZero, rd_req_i && !rd_elem_i && !(rd_ok && valid_q[rd_addr_i[AW-1:0]]) |=> rd_data_o == '0)
   `ASSERT(MxuUnwrittenReadsZero, mxu_req_i && !(mxu_ok && valid_q[mxu_addr_i[AW-1:0]]) |=> mxu_data_o == '0)
