@@ -252,17 +252,10 @@ def equivalent(m: Mutant) -> str | None:
 
 def summary(ms: list[Mutant]) -> dict:
   """Per file and in all: killed, survived (of which `equivalent`: listed in EQUIVALENT) and
-  stillborn; the score is killed / (killed + non-equivalent survivors)."""
-  per = {}
-  for m in ms:
-    s = per.setdefault(m.file, {"killed": 0, "survived": 0, "equivalent": 0, "stillborn": 0})
-    s[m.status] += 1
-    s["equivalent"] += m.status == "survived" and equivalent(m) is not None
-  k = sum(s["killed"] for s in per.values())
-  surv = sum(s["survived"] for s in per.values())
-  eq = sum(s["equivalent"] for s in per.values())
-  live = k + surv - eq
-  return {"per_file": per, "killed": k, "survived": surv, "equivalent": eq, "score": k / live if live else None}
+  stillborn; the score is killed / (killed + non-equivalent survivors). The regression report's
+  rule (tinytpu.regress.report.mutation_summary) on these mutants, so the two never differ."""
+  from tinytpu.regress.report import mutation_summary
+  return mutation_summary([{**dataclasses.asdict(m), "equivalent": equivalent(m)} for m in ms])
 
 
 def write_document(ms: list[Mutant], folder) -> pathlib.Path:
