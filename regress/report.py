@@ -103,11 +103,13 @@ def mutation_md(res: dict) -> list[str]:
   ms = res.get("mutants") or []
   if not ms: return ["No mutants in this run (the nightly's `mutation` group, doc/mutation.md)."]
   s = mutation_summary(ms)
-  L = [f"{len(ms)} mutants: score **{100 * s['score']:.1f}%** ({s['killed']} of {s['killed'] + s['survived'] - s['equivalent']} non-equivalent killed"
-       if s["score"] is not None else f"{len(ms)} mutants, none built",
-       ]
-  L[0] += f"; {s['equivalent']} equivalent survivors, {sum(x['stillborn'] for x in s['per_file'].values())} stillborn)" if s["score"] is not None else ""
-  L += ["", "| file | killed | survived (equivalent) | stillborn |", "|---|---:|---:|---:|"]
+  stillborn = sum(x["stillborn"] for x in s["per_file"].values())
+  if s["score"] is None: head = f"{len(ms)} mutants, none built"
+  else:
+    scored = s["killed"] + s["survived"] - s["equivalent"]
+    head = (f"{len(ms)} mutants: score **{100 * s['score']:.1f}%** ({s['killed']} of {scored} non-equivalent killed; "
+            f"{s['equivalent']} equivalent survivors, {stillborn} stillborn)")
+  L = [head, "", "| file | killed | survived (equivalent) | stillborn |", "|---|---:|---:|---:|"]
   for f, c in sorted(s["per_file"].items()):
     L.append(f"| {f} | {c['killed']} | {c['survived']} ({c['equivalent']}) | {c['stillborn']} |")
   surv = [m for m in ms if m["status"] == "survived"]
@@ -334,6 +336,8 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
   benchmark figures of whichever shard ran them, wall time = the slowest shard."""
   parts = [json.loads((d / "results.json").read_text()) for d in dirs]
   if len({p["list"] for p in parts}) != 1: raise ValueError(f"shards of different lists: {sorted({p['list'] for p in parts})}")
+  if len({p["commit"] for p in parts}) != 1:  # figures "at one commit" must be one commit's
+    raise ValueError("shards of different commits: " + ", ".join(f"{d} at {p['commit']}" for d, p in zip(dirs, parts)))
   order = {jid: n for n, jid in enumerate(parts[0].get("all_jobs") or [])}
   jobs = sorted((j for p in parts for j in p["jobs"]), key=lambda j: (order.get(j["id"], len(order)), j["id"]))
   if len({j["id"] for j in jobs}) != len(jobs): raise ValueError("a job appears in two shards")

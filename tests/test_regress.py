@@ -165,6 +165,8 @@ def test_report_write_and_merge_shards(tmp_path):
   res = report.merge([tmp_path / "s2"], tmp_path / "m2")
   assert {j["id"]: j["status"] for j in res["jobs"]} == {"a:001": "pass", "a:000": "missing", "b:000": "missing"}
   with pytest.raises(ValueError): report.merge([tmp_path / "s2", tmp_path / "s2"], tmp_path / "m3")
+  report.write(tmp_path / "s3", {**s1, "commit": "def5678"})
+  with pytest.raises(ValueError, match="shards of different commits"): report.merge([tmp_path / "s3", tmp_path / "s2"], tmp_path / "m4")
   tsv = tmp_path / "results.tsv"
   report.append_tsv(tsv, res); report.append_tsv(tsv, s2)
   rows = [l.split("\t") for l in tsv.read_text().splitlines()]
