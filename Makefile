@@ -61,10 +61,10 @@ test-noc: $(STAMP)
 	$(PYTEST) tests/rtl/test_noc.py
 
 test-dma: $(STAMP)
-	$(PYTEST) tests/rtl/test_dma_unit.py tests/rtl/test_dma.py
+	$(PYTEST) tests/rtl/test_dma_unit.py tests/rtl/test_hbm_arb.py tests/rtl/test_dma.py
 
 test-chip: $(STAMP)
-	$(PYTEST) -m "not nightly" tests/golden/test_chip.py tests/rtl/test_chip.py
+	$(PYTEST) -m "not nightly" tests/golden/test_chip.py tests/rtl/test_sc_cmd_arb.py tests/rtl/test_chip.py
 
 test-sparsecore: $(STAMP)
 	$(PYTEST) tests/rtl/test_sparsecore.py

@@ -140,7 +140,7 @@ def verdict(res: dict) -> list[str]:
   other = {s: sum(j["status"] == s for j in bad) for s in ("lost", "cancelled", "missing")}
   if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed" + "".join(f" ({n} {s})" for s, n in other.items() if n))
   why += coverage_problems(res)
-  why += res.get("code_coverage_problems") or []
+  if not res.get("shard"): why += res.get("code_coverage_problems") or []  # a shard holds part of the points: its merge is judged
   why += mutation_problems(res)
   reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
   if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")

@@ -165,11 +165,12 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = No
   prog = Progress(jobs, quiet, on_result)
   ex = cf.ThreadPoolExecutor(max_workers=max(1, j))
   futs = {ex.submit(run_job, x, out, python): x for x in jobs}
+  order = {f: n for n, f in enumerate(futs)}
   pending = set(futs)
   try:
     while pending:
       fin, pending = cf.wait(pending, timeout=2, return_when=cf.FIRST_COMPLETED)
-      for f in fin:
+      for f in sorted(fin, key=order.get):  # jobs that finished together: reported in list order, not a set's
         x = futs[f]
         try: r = f.result()
         except Exception as e:  # the runner itself failed on this job: report it, keep going

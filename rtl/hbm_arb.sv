@@ -4,7 +4,8 @@
 //
 // Contract
 // - Round robin between the two when both are valid (the one not granted last wins), so neither
-//   starves; a lone requester gets the HBM's ready as it is. ready_o[i] = the HBM is ready and the
+//   starves; out of reset requester 1 wins the first conflict (as if requester 0 had been granted
+//   last). A lone requester gets the HBM's ready as it is. ready_o[i] = the HBM is ready and the
 //   other requester does not win this cycle: it never depends on valid_i[i] (the HBM port's rule),
 //   and with requester 1 idle requester 0 sees exactly the HBM (single-core timing unchanged).
 // - Responses go back in acceptance order: a FIFO of the accepted requests' sources (DEPTH >
@@ -12,6 +13,8 @@
 //   requester in the cycle it arrives; no latency is added.
 //
 // Latency: none (combinational grant and routing).
+// Verification: sim_top never lets both request at once (doc/sparsecore.md, "Interlocks"); the
+// contention is tested in the unit env tb/hbm_arb (tests/rtl/test_hbm_arb.py).
 module hbm_arb #(
   parameter int unsigned N       = 4,
   parameter int unsigned LATENCY = 100,

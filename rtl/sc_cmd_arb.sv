@@ -7,8 +7,8 @@
 //   low) is always taken, into core k's pending entry (one: the SXU holds its issue at the lookup
 //   until the index check answers, so it never has a second one).
 // - One lookup at a time: while the SparseCore is idle (cmd_ready_i) a pending entry goes to it,
-//   round robin when both cores have one (the core not granted last wins); the granted core is the
-//   owner until the next grant.
+//   round robin when both cores have one (the core not granted last wins; out of reset core 0 first);
+//   the granted core is the owner until the next grant.
 // - The index check's answer (chk_valid_i, chk_bad_i) goes to the owner only.
 // - emb_busy_o[k] = core k's entry is pending, or the SparseCore works for core k: the SXU's
 //   interlocks (a DMA, EMB.WAIT, FENCE, HALT, SIG.SEND and a trap's drain wait while it is high)
@@ -19,6 +19,7 @@
 //   signal sent after it.
 // Latency: a lookup sent in cycle t reaches an idle SparseCore at t + 1 (the pending register);
 // the answer goes back in the SparseCore's cycle (combinational routing).
+// Verification: the unit env tb/sc_cmd_arb (tests/rtl/test_sc_cmd_arb.py) besides the chip's tests.
 module sc_cmd_arb #(
   parameter int unsigned CORES = 2,
   localparam int unsigned CW   = CORES > 1 ? $clog2(CORES) : 1

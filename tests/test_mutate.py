@@ -36,7 +36,8 @@ def test_summary_counts_per_file():
 # a handful of real mutants in make test (the nightly runs every file's five): each environment must fail
 REAL = [("xlu.sv", "src[i] = {r, c + k};", "operator"),             # the rotate computes c - k
         ("mxu.sv", "assign last_read   = (issue_c && cmd_t_i", "condition"),  # vdone_o pulses without an issue
-        ("psum.sv", None, None)]                                    # the nightly's first psum mutant
+        ("psum.sv", None, None),                                    # the nightly's first psum mutant
+        ("hbm_arb.sv", "last_q <= 1'b0;", "constant")]              # the first conflict after reset goes to requester 0
 
 
 @pytest.mark.parametrize("file,text,kind", REAL, ids=[f for f, _, _ in REAL])

@@ -42,7 +42,7 @@ SUPPORT = re.compile(r"//\s*assertion support: (begin|end)")
 
 COSIM = "cosim"  # the unit "environment" of the core's control files: the co-sim's random lockstep
 COSIM_SEEDS = (910000, 40)  # first seed, count: fixed, so a mutant's verdict is reproducible
-UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cosim_sparse.py"], "hbm_arb.sv": ["test_cosim_sparse.py"],
+UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cosim_sparse.py"],
                     "sxu.sv": ["test_cosim_sparse.py",  # the SXU's lookup range traps, its signal flags
                                "rtl/test_chip.py::test_single_core_cosim_signals_itself_and_traps_other_cores"]}  # after the random programs
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
@@ -63,10 +63,14 @@ def _units() -> dict[str, tuple]:
   from tinytpu.config import DEFAULT
   noc = ("noc", ["noc_fifo.sv", "noc_router.sv", "noc.sv"], "tinytpu.tb.noc.tests", DEFAULT.noc_params(),
          "NocZeroLoad,NocUniform,NocHotspot,NocAllToOne,NocNeighbour,NocStress,NocSaturation", None)
-  # not yet: chip.sv, noc_core_ep.sv, noc_hbm_ep.sv, noc_sc_ep.sv, sc_cmd_arb.sv (the chip's lockstep
-  # is not a mutant runner), tinytpu_pkg.sv (generated)
+  # the arbiter's contention, which sim_top's interlocks never allow, is reached in its own env only
+  arb = ("hbm_arb", ["hbm_arb.sv"], "tinytpu.tb.hbm_arb.tests", {"N": 2, "LATENCY": 6}, "ArbRandom,ArbContention,ArbLone,ArbSlowHbm", None)
+  # the chip's SparseCore command arbiter in its own env, with three cores (the round robin's wrap)
+  scarb = ("sc_cmd_arb", ["sc_cmd_arb.sv"], "tinytpu.tb.sc_cmd_arb.tests", {"CORES": 3}, "ScArbRandom,ScArbContention,ScArbSparse", None)
+  # not yet: chip.sv, noc_core_ep.sv, noc_hbm_ep.sv, noc_sc_ep.sv (the chip's lockstep is not a
+  # mutant runner), tinytpu_pkg.sv (generated)
   return {"sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun,
-          "epi.sv": corerun, "hbm_arb.sv": corerun, "sparsecore.sv": corerun,
+          "epi.sv": corerun, "hbm_arb.sv": arb, "sc_cmd_arb.sv": scarb, "sparsecore.sv": corerun,
           "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu, "fp32_pkg.sv": vpu,
           "vpu_fp_reduce.sv": vpu, "vpu_int_lane.sv": vpu, "vpu_int_reduce.sv": vpu,
           "xlu.sv": ("xlu", ["xlu.sv"], "tinytpu.tb.xlu.tests", {"N": 4, "TAG_W": 8}, None, None),
@@ -198,7 +202,7 @@ def lockstep_seeds(first: int, count: int) -> int:
   tests += [tools.ROOT / "tests" / t for t in UNIT_COSIM_TESTS.get(os.environ.get("TINYTPU_MUTANT_FILE", ""), [])]
   if all(pathlib.Path(str(t).split("::")[0]).exists() for t in tests):
     import pytest
-    every = os.environ.get("TINYTPU_MUTANT_FILE") in ("dma.sv", "hbm.sv", "hbm_arb.sv")  # the slow HBM's back-pressure
+    every = os.environ.get("TINYTPU_MUTANT_FILE") in ("dma.sv", "hbm.sv")  # the slow HBM's back-pressure
     rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *map(str, tests)] + ([] if every else ["-k", "not other_hbm"]))
     if rc != 0:
       print(f"timing tests failed (pytest exit {int(rc)})")
@@ -215,11 +219,6 @@ EQUIVALENT = {
     "of two equal values either is the maximum",
   ("hbm.sv", "if (32'(tok_d) > BW_DEN + BW_NUM - 1) tok_d = BW'(BW_DEN + BW_NUM - 1);",
    "if (32'(tok_d) >= BW_DEN + BW_NUM - 1) tok_d = BW'(BW_DEN + BW_NUM - 1);"): "clamping a value equal to the bound to the bound",
-  # hbm_arb arbitrates the core's DMA and the SparseCore, which the SXU never lets request at once
-  # (doc/sparsecore.md, Interlocks: a lookup waits for an idle DMA engine, a DMA for an idle
-  # SparseCore): its contention paths are unreachable in sim_top, the only design that has it
-  ("hbm_arb.sv", "last_q <= 1'b0;", "last_q <= 1'b1;"):
-    "unreachable in sim_top: who wins the first conflict after reset, and the two requesters never conflict",
   # pipeline registers that load their predecessor every cycle: a reset value leaves the array
   # within N cycles of reset, before the first command's first row can enter
   ("mxu_array.sv", "skew_b_q[d] <= 1'b0;", "skew_b_q[d] <= 1'b1;"): "a skew register, flushed within N cycles of reset",
