@@ -76,6 +76,15 @@ class BaseTest(uvm_test):
       await RisingEdge(self.dut.clk_i)
     raise AssertionError(f"timeout after {max_cycles} cycles waiting for {what}")
 
+  async def settle_or_fail(self, cond, what: str, max_cycles: int = 1 << 16):
+    """Wait for `cond` (everything sent and answered), then a few cycles for the monitors. A
+    scoreboard error ends the wait and fails the test at once: a broken design may never settle
+    (fail fast, not at the timeout)."""
+    errors = lambda: [m for sb in self.env.scoreboards() for m in sb.errors]  # noqa: E731
+    await self.wait_until(lambda: cond() or errors(), max_cycles, what)
+    assert not errors(), errors()[0]
+    for _ in range(3): await RisingEdge(self.dut.clk_i)
+
   async def run_phase(self):
     self.raise_objection()
     Clock(self.dut.clk_i, self.clock_ns, unit="ns").start()
