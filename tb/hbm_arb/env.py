@@ -253,7 +253,8 @@ class ArbCoverage(kit.CoverageCollector):
     cov.cross("lone", ["req0", "req1"], ["hbm_ready", "hbm_busy"])
     cov.cross("accept", ["req0", "req1"], ["read", "write"])
     cov.cross("response", ["req0", "req1"], ["read", "write"])
-    cov.bins("inflight", ["0", "1", "2+", "full"])
+    lat = kit.params().get("LATENCY", 100)  # in flight: 0 .. LATENCY (the HBM's bound: "full")
+    cov.bins("inflight", ["0"] + (["1"] if lat > 1 else []) + (["2+"] if lat > 2 else []) + ["full"])
     cov.bins("events", ["grants_alternate", "same_requester_back_to_back", "response_with_accept", "source_fifo_wraps"])
 
   def sample(self, c: Cycle):
