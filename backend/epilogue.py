@@ -164,7 +164,7 @@ class Epilogue:
     Mt, Nt = -(-M // N), -(-Nc // N)
     g = np.minimum(np.arange(-(-self.G // L) * L), self.G - 1)
     rv = {r: (g // st) % ext for r, st, ext in zip(self.lane_ranges, self.strides, self.extents)}
-    elem = buf.base + f[1] + sum(c * rv[r] for r, c in f[0].items())
+    elem = buf.base + f[1] + sum((c * rv[r] for r, c in f[0].items()), np.zeros(len(g), np.int64))  # an array even for a bias of one element
     if self.mstream:  # the lane's result (m, n), at its place in the resident layout's result area
       if any(r not in rv for r, _, _ in d.mlanes + d.nlanes):
         return None

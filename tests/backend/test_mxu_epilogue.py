@@ -91,6 +91,19 @@ def test_per_element_bias(fused):
     assert fused["epis"] == want
 
 
+def test_bias_of_one_element_broadcast_to_every_result(fused):
+  """A bias buffer of one element added to every result (the fuzzer's `(a @ b) + c` with c of
+  shape (1,)): its index has no lane term, the same value in every column. It crashed the bias
+  planner (an int where it expected an array of elements); now it fuses as a column bias."""
+  rng = np.random.default_rng(6)
+  for M, K, Nc in ((2, 2, 1), (32, 16, 8)):
+    fused["epis"].clear()
+    a, w = _gemm(rng, M, K, Nc)
+    b = rng.integers(-5000, 5000, (1,))
+    np.testing.assert_array_equal((_t(a) @ _t(w) + _t(b)).numpy(), a @ w + b)
+    assert fused["epis"] and all(m == "PEPI.B" for m, _ in fused["epis"]), fused["epis"]
+
+
 def _conv(rng, B, C, H, O, k):
   x, w = rng.integers(-128, 128, (B, C, H, H)), rng.integers(-128, 128, (O, C, k, k))
   return x, w
