@@ -108,6 +108,8 @@ def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
       units = [("pytest", [*(["-m", mark] if mark else []), *s], base + i, seeds) for i, s in enumerate(sel)]
     for i, (kind, args, seed, nseeds) in enumerate(units):
       env = {k: _fill(v, seed=seed, chunk=nseeds) for k, v in g.get("env", {}).items()}
+      if night is not None:  # tests that draw their own seed from the date (the fuzzer) take the night's
+        env.setdefault("TINYTPU_NIGHT_SEED", str(night))
       jobs.append({"id": f"{g['name']}:{i:03d}", "group": g["name"], **tags, "seeds": nseeds, "seed": seed, "seeded": seeded,
                    "cost": g.get("cost", 1), "kind": kind, "args": args, "env": env})
   return jobs

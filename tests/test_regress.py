@@ -307,7 +307,7 @@ def test_code_coverage_per_module_floor():
 
 
 # ---- the night's seeds
-def test_the_night_seed_comes_from_the_date_unless_given():
+def test_the_night_seed_comes_from_the_date_unless_given(monkeypatch):
   import datetime
   assert plan.night_seed(None, datetime.date(2026, 12, 2)) == (20261202, "the date 2026-12-02")
   assert plan.night_seed("77") == (77, "SEED") and plan.night_seed(0) == (0, "SEED")
@@ -325,6 +325,12 @@ def test_the_night_seed_comes_from_the_date_unless_given():
   r = next(j for j in jobs if j["group"] == "random-n4")
   assert r["args"][-4:] == ["--seed", str(r["seed"]), "--seeds", "250"] and r["seed"] != fixed[r["id"]]["seed"]
   assert next(j for j in jobs if j["group"] == "random")["env"]["TINYTPU_SEED_BASE"] == str(plan.seed_offset(20261202) + 1000)
+  # date-seeded tests (the fuzzer) draw the night's seed, so shards run after midnight agree
+  b = next(j for j in jobs if j["group"] == "backend")
+  assert b["env"]["TINYTPU_NIGHT_SEED"] == "20261202" and "TINYTPU_NIGHT_SEED" not in fixed[b["id"]]["env"]
+  from tinytpu import fuzz
+  monkeypatch.setenv("TINYTPU_NIGHT_SEED", "20261202")
+  assert fuzz.today_seed() == 20261202
   # the smoke list is make test: its seeds never move
   assert [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect, night=20261202)] == \
          [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect)]

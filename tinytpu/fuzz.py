@@ -734,7 +734,10 @@ def fuzz(seed: int, count: int, start: int = 0, fault: str | None = None, max_sh
 
 
 def today_seed() -> int:
-  return int(datetime.date.today().strftime("%Y%m%d"))
+  """The night's seed under `make regress` (TINYTPU_NIGHT_SEED: SEED= or the date the run
+  started, so every shard of a night draws the same programs), else today's date as YYYYMMDD."""
+  night = os.environ.get("TINYTPU_NIGHT_SEED")
+  return int(night) if night else int(datetime.date.today().strftime("%Y%m%d"))
 
 
 def main(argv: list[str] | None = None) -> int:
