@@ -22,6 +22,7 @@ def _n_of(item) -> int | None:
 def pytest_configure(config):
   config.addinivalue_line("markers", "nightly: part of the nightly regression only (make regress), not of make test")
   config.addinivalue_line("markers", "cheapest: a streamed-GEMM test that keeps the planner's cost order (tests/backend/test_mxu_stream.py)")
+  config.addinivalue_line("markers", "long_job: one test long enough for a regression job of its own (the nightly's test-ops group)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -152,5 +152,6 @@ def test_test_ops_smoke():
 
 
 @pytest.mark.nightly
+@pytest.mark.long_job  # about 95 min of one core on the golden model: its own job, so shards balance
 def test_test_ops_full():
   _check(None, "full", per_test_timeout=1200, timeout=8 * 3600)
