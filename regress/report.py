@@ -331,6 +331,9 @@ def previous_bench(out: pathlib.Path) -> tuple[dict | None, str | None]:
   return None, None
 
 
+UNFINISHED = ("cancelled", "lost")
+
+
 def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
   """One report from shard reports: jobs concatenated (in list order), coverage merged, the
   benchmark figures of whichever shard ran them, wall time = the slowest shard."""
@@ -339,7 +342,11 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
   if len({p["commit"] for p in parts}) != 1:  # figures "at one commit" must be one commit's
     raise ValueError("shards of different commits: " + ", ".join(f"{d} at {p['commit']}" for d, p in zip(dirs, parts)))
   order = {jid: n for n, jid in enumerate(parts[0].get("all_jobs") or [])}
-  jobs = sorted((j for p in parts for j in p["jobs"]), key=lambda j: (order.get(j["id"], len(order)), j["id"]))
+  # a job one run did not finish (interrupted: cancelled; its worker lost) and another finished (a
+  # preempted node's jobs rerun elsewhere with --only): the finished run counts
+  finished = {j["id"] for p in parts for j in p["jobs"] if j["status"] not in UNFINISHED}
+  jobs = [j for p in parts for j in p["jobs"] if j["status"] not in UNFINISHED or j["id"] not in finished]
+  jobs.sort(key=lambda j: (order.get(j["id"], len(order)), j["id"]))
   if len({j["id"] for j in jobs}) != len(jobs): raise ValueError("a job appears in two shards")
   missing = [jid for jid in order if jid not in {j["id"] for j in jobs}]
   bench = next((p for p in parts if p.get("bench")), {})

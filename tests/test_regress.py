@@ -165,6 +165,11 @@ def test_report_write_and_merge_shards(tmp_path):
   res = report.merge([tmp_path / "s2"], tmp_path / "m2")
   assert {j["id"]: j["status"] for j in res["jobs"]} == {"a:001": "pass", "a:000": "missing", "b:000": "missing"}
   with pytest.raises(ValueError): report.merge([tmp_path / "s2", tmp_path / "s2"], tmp_path / "m3")
+  # a job a shard did not finish, rerun in another run: the finished one counts; finished twice is an error
+  report.write(tmp_path / "s5", fake_res([fake_job("a:001", status="cancelled", rc=None)], shard="2/2"))
+  redo = report.merge([tmp_path / "s1", tmp_path / "s5", tmp_path / "s2"], tmp_path / "m5")
+  assert {j["id"]: j["status"] for j in redo["jobs"]} == {"a:000": "pass", "a:001": "pass", "b:000": "fail"}
+  assert {j["id"]: j["status"] for j in report.merge([tmp_path / "s1", tmp_path / "s5"], tmp_path / "m6")["jobs"]}["a:001"] == "cancelled"
   report.write(tmp_path / "s3", {**s1, "commit": "def5678"})
   with pytest.raises(ValueError, match="shards of different commits"): report.merge([tmp_path / "s3", tmp_path / "s2"], tmp_path / "m4")
   tsv = tmp_path / "results.tsv"
