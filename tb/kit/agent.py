@@ -133,10 +133,12 @@ class Monitor(uvm_monitor):
 
   async def run_phase(self):
     d, cycle = self.dut, 0
+    rst = getattr(d, "rst_ni", None)
     while True:
       await FallingEdge(clk(d))
       await ReadOnly()
       cycle += 1
+      if rst is not None and not int(rst.value): continue  # in reset nothing transfers (X-random state may look valid)
       if self.ch.valid and not int(getattr(d, self.ch.valid).value): continue
       if self.ch.ready and self.ch.protocol == "valid_ready" and not int(getattr(d, self.ch.ready).value): continue
       item = self.ch.item_cls("mon")
