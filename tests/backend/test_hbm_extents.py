@@ -39,7 +39,7 @@ def audit(monkeypatch):
   touch("read"); touch("write")
 
   def check():
-    assert launches, "no launch was placed"
+    assert launches and any(ln["touched"] for ln in launches), "no launch was placed or touched the golden HBM: nothing was audited"
     for ln in launches:
       for kind, addr, n in ln["touched"]:
         for t in range(addr, addr + n):

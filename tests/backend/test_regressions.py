@@ -83,6 +83,17 @@ def run(dev, name):
   return f(Tensor(x, device=dev)).numpy()
 
 
+@pytest.mark.parametrize("m,k,n", [(2, 2, 1), (32, 16, 8)])
+def test_matmul_plus_a_one_element_buffer_against_python_device(m, k, n):
+  """The fuzzer's program (seed 20261206 index 2280): an int matmul on the MXU plus a buffer of one
+  element, which the bias planner took for an array and crashed on."""
+  g = np.random.default_rng(m)
+  a, b, c = g.integers(-100, 100, (m, k)), g.integers(-100, 100, (k, n)), g.integers(-5000, 5000, (1,))
+  got, exp = ((Tensor(a.astype(np.int32), device=d) @ Tensor(b.astype(np.int32), device=d) + Tensor(c.astype(np.int32), device=d)).numpy()
+              for d in ("TINYTPU", "PYTHON"))
+  np.testing.assert_array_equal(got, exp)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_against_python_device(name):
   got, exp = run("TINYTPU", name), run("PYTHON", name)
