@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import pyuvm
-from cocotb.triggers import RisingEdge
 
 from tinytpu.tb import kit
 
@@ -24,8 +23,7 @@ class DmaTest(kit.BaseTest):
     await self.settle()
 
   async def settle(self):
-    await self.wait_until(self.env.settled, 1 << 18, "every command accepted and complete")
-    for _ in range(3): await RisingEdge(self.dut.clk_i)
+    await self.settle_or_fail(self.env.settled, "every command accepted and complete", 1 << 18)
 
   async def one(self, c: DmaCmd) -> DmaCmd:
     await self.run_cmds(kit.ItemsSeq("one", [c]))
