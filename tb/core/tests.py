@@ -68,6 +68,11 @@ class CoreTest(kit.BaseTest):
     # nightly variant) an undriven start_i would start the core on an empty program
     for s in ("imem_we_i", "vmem_we_i", "psum_we_i", "sreg_we_i", "start_i"):
       getattr(self.dut, s).value = 0
+    # the core alone has no HBM, chip network or SparseCore: their inputs tied to 0, as
+    # tensorcore.sv's header asks (the programs here issue no DMA, signal or EMB.BAG)
+    for s in ("psum_wdata_i", "sreg_wdata_i", "hbm_req_ready_i", "hbm_rsp_valid_i", "hbm_rsp_we_i", "hbm_rsp_rdata_i",
+              "sig_ready_i", "sig_rx_valid_i", "sig_rx_flag_i", "emb_busy_i", "emb_chk_valid_i", "emb_chk_bad_i"):
+      getattr(self.dut, s).value = 0
     await super().reset()
 
   async def post_reset(self):

@@ -24,6 +24,7 @@ class Sig:
   def __init__(self, name: str, signed: bool = False): self.name, self.signed = name, signed
   def handle(self, dut): return getattr(dut, self.name)
   def put(self, dut, v): self.handle(dut).value = int(v) & ((1 << len(self.handle(dut))) - 1)
+  def zero(self, dut): self.handle(dut).value = 0  # all bits 0, whatever the field's encoding
   def get(self, dut):
     v = self.handle(dut).value
     if not hasattr(v, "to_unsigned"): return int(v)  # a 1-bit port reads as a Logic
@@ -92,6 +93,7 @@ class Driver(uvm_driver):
 
   async def run_phase(self):
     self.idle()
+    for p in self.ports.values(): p.zero(self.dut)  # no field keeps a random start value (X-random runs)
     await FallingEdge(clk(self.dut))
     while True:
       self.idle()

@@ -11,9 +11,17 @@ import os
 
 import numpy as np
 
+from tinytpu.golden import fpops
 from tinytpu.tb import kit
 
 M32 = 0xFFFFFFFF
+
+
+def row_write(old: np.ndarray, data: np.ndarray, acc: int, fp: int) -> np.ndarray:
+  """PSUM's MXU row write: the row (acc 0), or the row plus the old row lane by lane: int32 wrap,
+  or with fp (MMUL.BF16) the golden fp32 add (RNE, subnormals kept, canonical NaN)."""
+  if not acc: return data.copy()
+  return fpops.OPS["FADD"](old, data) if fp else (data + old).astype(np.uint32)
 
 
 class Cyc(kit.Item):
@@ -32,7 +40,8 @@ def spec(unit: str, n: int) -> dict:
   if unit == "psum":
     return {"reads": [("rd", "rd_req_i", "rd_addr_i", "rd_data_o", "rd_err_o")],
             "writes": [("wr", "wr_req_i", "wr_addr_i", "wr_data_i", "wr_err_o")],
-            "rows": [("mxu", "mxu_we_i", "mxu_addr_i", "mxu_data_i", "mxu_err_o", "mxu_acc_i", "mxu_row_i")], "tiles": "TILES"}
+            # the MXU's row port: (name, req, addr, data, err, acc, row, fp: MMUL.BF16's fp32 accumulate)
+            "rows": [("mxu", "mxu_we_i", "mxu_addr_i", "mxu_data_i", "mxu_err_o", "mxu_acc_i", "mxu_row_i", "mxu_fp_i")], "tiles": "TILES"}
   return {"comb_reads": [(p, f"{p}_addr_i", f"{p}_data_o") for p in ("ra", "rb", "rc", "rs")],
           "writes": [("w0", "we0_i", "waddr0_i", "wdata0_i", None), ("w1", "we1_i", "waddr1_i", "wdata1_i", None)]}
 
@@ -44,8 +53,8 @@ def channel(unit: str) -> kit.Channel:
   for name, req, addr, data, err in s.get("writes", []):
     f |= {f"{name}_req": req, f"{name}_addr": addr, f"{name}_data": kit.Tile(data)}
     if err: o[f"{name}_err"] = err
-  for name, req, addr, data, err, acc, row in s.get("rows", []):
-    f |= {f"{name}_req": req, f"{name}_addr": addr, f"{name}_data": kit.Vec(data), f"{name}_acc": acc, f"{name}_row": row}
+  for name, req, addr, data, err, acc, row, fp in s.get("rows", []):
+    f |= {f"{name}_req": req, f"{name}_addr": addr, f"{name}_data": kit.Vec(data), f"{name}_acc": acc, f"{name}_row": row, f"{name}_fp": fp}
     o[f"{name}_err"] = err
   for name, addr, data in s.get("comb_reads", []):
     f[f"{name}_addr"] = addr; o[f"{name}_data"] = kit.Tile(data)
@@ -137,9 +146,10 @@ class MemScoreboard(kit.Scoreboard):
       a, good = getattr(c, f"{name}_addr"), False
       if getattr(c, f"{name}_req"):
         good = self.ok(c, a)
-        if good: writes.append((a, getattr(c, f"{name}_row"), getattr(c, f"{name}_data"), getattr(c, f"{name}_acc"))); wr_tiles.add(a)
+        acc, fp = getattr(c, f"{name}_acc"), getattr(c, f"{name}_fp")
+        if good: writes.append((a, getattr(c, f"{name}_row"), getattr(c, f"{name}_data"), (acc, fp))); wr_tiles.add(a)
         self.cover(name, a, good, c)
-        if self.cov: self.cov.hit("row_x_acc", (getattr(c, f"{name}_row"), getattr(c, f"{name}_acc")))
+        if self.cov: self.cov.hit("row_x_acc", (getattr(c, f"{name}_row"), acc)); self.cov.hit("acc_x_fp", (acc, fp))
       exp[f"{name}_err"] = int(bool(getattr(c, f"{name}_req")) and not good)
     for name, *_ in self.s.get("rw", []):
       # VMEM's DMA port: a read like the read ports (data the next cycle, 0 out of range), a write like
@@ -168,11 +178,11 @@ class MemScoreboard(kit.Scoreboard):
         self.cov.hit("events", "access_first_cycle_after_reset")
     if self.broken: writes = []  # MemBrokenModel: a model that forgets every write must be caught
     old = self.mem.copy()
-    for a, row, data, acc in writes:  # tile writes first, then the MXU row on top; acc adds to the row as it was before this cycle
+    for a, row, data, mode in writes:  # tile writes first, then the MXU row on top; acc adds to the row as it was before this cycle
       if a is None:
         for e, v in data: self.flat[e] = v  # scatter lanes, in lane order
       elif row is None: self.mem[a] = data
-      else: self.mem[a, row] = (data.astype(np.uint32) + (old[a, row] if acc else 0)).astype(np.uint32)
+      else: self.mem[a, row] = row_write(old[a, row], np.asarray(data, np.uint32), *mode)
     if not self.broken: self.written[list(wr_tiles)] = True
     self.prev = exp
 
@@ -206,7 +216,7 @@ class MemEnv(kit.Env):
     ev += ["boundary_tile"] if self.unit != "vrf" else ["write_conflict"]
     if self.unit == "vmem": ev.remove("two_writes_same_tile"); ev += ["scatter_partial_fresh_tile", "scatter_same_element"]
     self.cov.cov.bins("events", ev)
-    if self.unit == "psum": self.cov.cov.cross("row_x_acc", range(self.n), [0, 1])
+    if self.unit == "psum": self.cov.cov.cross("row_x_acc", range(self.n), [0, 1]); self.cov.cov.cross("acc_x_fp", [0, 1], [0, 1])
     if self.unit == "vrf": self.cov.cov.cross("write_x_reg", ["w0", "w1"], range(16))
     self.sb.cov = self.cov.cov
 

@@ -61,8 +61,10 @@ class MemTest(kit.BaseTest):
       setattr(c, f"{name}_req", int(self.rng.random() < p_req)); setattr(c, f"{name}_addr", self.addr(hot))
     for name, *_ in s.get("writes", []): setattr(c, f"{name}_data", kit.random_tile(self.rng, n, "int32")[0])
     for name, *_ in s.get("rows", []):
-      setattr(c, f"{name}_data", kit.random_tile(self.rng, n, "int32")[0][0])
-      setattr(c, f"{name}_acc", self.rng.randint(0, 1)); setattr(c, f"{name}_row", self.rng.randrange(n))
+      # fp (MMUL.BF16's fp32 accumulate) with fp32 operand classes (NaN, inf, subnormals, +-0)
+      fp = self.rng.randint(0, 1)
+      setattr(c, f"{name}_data", kit.random_tile(self.rng, n, "fp32" if fp else "int32")[0][0])
+      setattr(c, f"{name}_acc", self.rng.randint(0, 1)); setattr(c, f"{name}_row", self.rng.randrange(n)); setattr(c, f"{name}_fp", fp)
     for name, *_ in s.get("comb_reads", []): setattr(c, f"{name}_addr", self.addr(hot))
     if s.get("rw"): self.dma(c, hot, p_req)
     return c

@@ -1,6 +1,8 @@
 """The kit's self-test: a valid/ready ALU env built only from kit parts. KitRandom must pass;
-KitBrokenModel predicts with a deliberately wrong model and must fail (proves the scoreboard bites)."""
+KitBrokenModel predicts with a deliberately wrong model and must fail (proves the scoreboard bites);
+KitUndrivenInput forgets an input and must fail (the kit's driven-inputs check)."""
 import pyuvm
+from cocotb.triggers import RisingEdge
 from pyuvm import uvm_sequence
 
 from tinytpu.tb import kit
@@ -38,8 +40,10 @@ class AluCoverage(kit.CoverageCollector):
 
 
 class AluEnv(kit.Env):
+  req_fields = {"op": "op_i", "a": "a_i", "b": "b_i"}
+
   def build_phase(self):
-    req = kit.Channel({"op": "op_i", "a": "a_i", "b": "b_i"}, AluReq, valid="req_valid_i", ready="req_ready_o")
+    req = kit.Channel(self.req_fields, AluReq, valid="req_valid_i", ready="req_ready_o")
     rsp = kit.Channel({"res": "res_o"}, AluRsp, valid="res_valid_o", ready="res_ready_i", ready_prob=0.7)
     self.req = kit.Agent("req", self, req, self.dut)
     self.rsp = kit.Agent("rsp", self, rsp, self.dut, sink=True, rng=self.rng)
@@ -77,3 +81,17 @@ class KitRandom(kit.BaseTest):
 @pyuvm.test(expect_fail=True)
 class KitBrokenModel(KitRandom):
   broken = True
+
+
+class AluEnvWithoutB(AluEnv):
+  """The env with one input forgotten: the request channel never drives b_i."""
+  req_fields = {"op": "op_i", "a": "a_i"}
+
+
+@pyuvm.test(expect_fail=True)
+class KitUndrivenInput(kit.BaseTest):
+  """Sends nothing, so no scoreboard or coverage check can fail: the only failure left is the
+  kit's own check that every input of the toplevel was driven (tb/kit/inputs.py)."""
+  env_cls = AluEnvWithoutB
+  async def body(self):
+    for _ in range(10): await RisingEdge(self.dut.clk_i)
