@@ -138,33 +138,8 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
   # with_results: each result is fetched as its job ends (a result left on a worker that dies would be recomputed)
   ac = distributed.as_completed([], with_results=True, raise_errors=False)
   try:
-    seen, idle_since, polled, slots = False, None, 0.0, 0
-    while queue or futs:
-      now = time.time()
-      if now - polled > 1:
-        polled, slots = now, sum(client.nthreads().values())
-        if slots: seen, idle_since = True, None
-        elif seen or kind == "address": idle_since = idle_since or now
-      while queue and len(futs) < slots:
-        x = queue.pop(0)
-        f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
-        futs[f.key] = (f, x); started[f.key] = time.time(); ac.add(f)
-      if idle_since and no_workers_s and now - idle_since > no_workers_s:  # the watchdog: jobs left and no worker to run them
-        client.cancel([f for f, _ in futs.values()])
-        for x in [x for _, x in futs.values()] + queue:
-          prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", now - idle_since))
-        futs.clear(); queue.clear()
-        break
-      if not ac.has_ready():
-        time.sleep(0.25); prog.tick(); continue
-      for f, val in ac.next_batch(block=False):
-        x, secs = futs.pop(f.key)[1], time.time() - started[f.key]
-        if isinstance(val, dict): r = val
-        elif isinstance(val, tuple): r = _failed(x, val[1], secs, str(out / "logs" / f"{runmod.safe(x['id'])}.log"))  # (type, exception, traceback)
-        else: r = runmod.no_result(x, "lost", f"lost: the scheduler cancelled it ({val!r})", secs)
-        prog.done(r)
-        del f
-      polled = 0.0  # a slot is free: look again at once
+    with runmod.stop_on_signals() as stop:
+      _dispatch(client, kind, queue, futs, started, ac, prog, out, python, tag, fwd, no_workers_s, stop)
   except KeyboardInterrupt:
     with contextlib.suppress(Exception): client.cancel([f for f, _ in futs.values()], force=True)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the closing cluster's complaints
@@ -176,3 +151,37 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
     if cluster is not None and connection is None:
       with contextlib.suppress(Exception): cluster.close(timeout=10)
   return prog.finish(), prog, desc
+
+
+def _dispatch(client, kind, queue, futs, started, ac, prog, out, python, tag, fwd, no_workers_s, stop):
+  """Submit the queue's jobs as worker threads free up and record each result; a signal (`stop`)
+  raises KeyboardInterrupt at the next step, before anything more is submitted."""
+  seen, idle_since, polled, slots = False, None, 0.0, 0
+  while queue or futs:
+    if stop: raise KeyboardInterrupt
+    now = time.time()
+    if now - polled > 1:
+      polled, slots = now, sum(client.nthreads().values())
+      if slots: seen, idle_since = True, None
+      elif seen or kind == "address": idle_since = idle_since or now
+    while queue and len(futs) < slots:
+      x = queue.pop(0)
+      f = client.submit(runmod.run_job, x, str(out), python, str(ROOT), fwd, key=f"regress-{x['id']}-{tag}", pure=False)
+      futs[f.key] = (f, x); started[f.key] = time.time(); ac.add(f)
+    if idle_since and no_workers_s and now - idle_since > no_workers_s:  # the watchdog: jobs left and no worker to run them
+      client.cancel([f for f, _ in futs.values()])
+      for x in [x for _, x in futs.values()] + queue:
+        prog.done(runmod.no_result(x, "lost", f"lost: no Dask worker for {no_workers_s:.0f} s", now - idle_since))
+      futs.clear(); queue.clear()
+      break
+    if not ac.has_ready():
+      time.sleep(0.25); prog.tick(); continue
+    for f, val in ac.next_batch(block=False):
+      if stop: raise KeyboardInterrupt  # a result that a Ctrl-C itself failed is not a failure
+      x, secs = futs.pop(f.key)[1], time.time() - started[f.key]
+      if isinstance(val, dict): r = val
+      elif isinstance(val, tuple): r = _failed(x, val[1], secs, str(out / "logs" / f"{runmod.safe(x['id'])}.log"))  # (type, exception, traceback)
+      else: r = runmod.no_result(x, "lost", f"lost: the scheduler cancelled it ({val!r})", secs)
+      prog.done(r)
+      del f
+    polled = 0.0  # a slot is free: look again at once

@@ -6,15 +6,18 @@ a `Progress`: the live progress line, the coverage merge and a callback per fini
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import os
 import pathlib
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from tinytpu.regress import plan, report
@@ -158,6 +161,25 @@ class Progress:
     return self.ordered()
 
 
+@contextlib.contextmanager
+def stop_on_signals():
+  """SIGINT and SIGTERM set a flag that the dispatch loop checks at each step. A KeyboardInterrupt
+  raised inside one of Dask distributed's blocking calls can be swallowed there (at acea427 a Ctrl-C
+  let the run go on submitting jobs, six `lost`, until it was killed), and SIGTERM (`kill`) would
+  otherwise end the run without a report. Yields the flag (a list: empty until a signal); the
+  previous handlers come back afterwards. Outside the main thread (no handlers there) it stays empty."""
+  stop: list[int] = []
+  if threading.current_thread() is not threading.main_thread():
+    yield stop
+    return
+  sigs = (signal.SIGINT, signal.SIGTERM)
+  old = {s: signal.signal(s, lambda n, _frame: stop.append(n)) for s in sigs}
+  try:
+    yield stop
+  finally:
+    for s, h in old.items(): signal.signal(s, h)
+
+
 def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = None, quiet: bool = False,
         on_result=None) -> tuple[list[dict], Progress]:
   """RUNNER=local: `jobs` with `j` in parallel in this process; results in list order, and the
@@ -165,22 +187,29 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = No
   prog = Progress(jobs, quiet, on_result)
   ex = cf.ThreadPoolExecutor(max_workers=max(1, j))
   futs = {ex.submit(run_job, x, out, python): x for x in jobs}
-  order = {f: n for n, f in enumerate(futs)}
   pending = set(futs)
   try:
-    while pending:
-      fin, pending = cf.wait(pending, timeout=2, return_when=cf.FIRST_COMPLETED)
-      for f in sorted(fin, key=order.get):  # jobs that finished together: reported in list order, not a set's
-        x = futs[f]
-        try: r = f.result()
-        except Exception as e:  # the runner itself failed on this job: report it, keep going
-          r = no_result(x, "fail", f"{type(e).__name__}: {e}")
-        prog.done(r)
-      prog.tick()
+    with stop_on_signals() as stop:
+      _wait_all(futs, pending, prog, stop)
   except KeyboardInterrupt:
-    for f in pending: f.cancel()
+    for f in futs: f.cancel()
     kill_descendants()
     ex.shutdown(wait=False, cancel_futures=True)
     return prog.finish("cancelled"), prog
   ex.shutdown()
   return prog.finish(), prog
+
+
+def _wait_all(futs: dict, pending: set, prog: Progress, stop: list) -> None:
+  """Record each job's result as it finishes; a signal (`stop`) raises KeyboardInterrupt."""
+  order = {f: n for n, f in enumerate(futs)}
+  while pending:
+    if stop: raise KeyboardInterrupt
+    fin, pending = cf.wait(pending, timeout=2, return_when=cf.FIRST_COMPLETED)
+    for f in sorted(fin, key=order.get):  # jobs that finished together: reported in list order, not a set's
+      x = futs[f]
+      try: r = f.result()
+      except Exception as e:  # the runner itself failed on this job: report it, keep going
+        r = no_result(x, "fail", f"{type(e).__name__}: {e}")
+      prog.done(r)
+    prog.tick()

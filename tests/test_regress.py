@@ -495,6 +495,39 @@ def test_a_partial_report_as_each_job_finishes(tmp_path):
   assert "(in progress: 2 of 3 jobs done)" in report.summary_md({**fake_res(results[:2]), "partial": 3})
 
 
+def _stopped_by(sig, runner, tmp_path):
+  """Four one-line jobs; the signal arrives as the first one's result is recorded. Returns the
+  statuses and whether the handlers in place before the run are back."""
+  import os
+  import signal
+  jobs = plan.expand(plan.load(str(write(tmp_path, '[[group]]\nname = "a"\nlayer = "golden"\ncmd = "true"\nseeds = 4\nchunk = 1\n'))))
+  send = lambda p: os.kill(os.getpid(), sig) if len(p.results) == 1 else None  # noqa: E731
+  before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+  results = runner(jobs, send)
+  return [r["status"] for r in results], (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_dask_run_and_cancels_the_rest(tmp_path, sig):
+  # one worker, so job 2 waits for a free slot: the run must stop there, not go on submitting
+  import signal
+  distributed = pytest.importorskip("distributed")
+  from tinytpu.regress import farm
+  with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+       distributed.Client(cluster) as client:
+    conn = (client, cluster, "dask local cluster, 1 workers")
+    st, restored = _stopped_by(getattr(signal, sig), lambda jobs, cb: farm.run(jobs, tmp_path / "out", 1, quiet=True, on_result=cb, connection=conn)[0], tmp_path)
+  assert st == ["pass", "cancelled", "cancelled", "cancelled"] and restored
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_local_run_with_a_report(tmp_path, sig):
+  import signal
+  from tinytpu.regress import run
+  st, restored = _stopped_by(getattr(signal, sig), lambda jobs, cb: run.run(jobs, tmp_path / "out", 1, quiet=True, on_result=cb)[0], tmp_path)
+  assert st[0] == "pass" and set(st[1:]) <= {"pass", "cancelled"} and "cancelled" in st and restored
+
+
 @pytest.mark.parametrize("name", ["smoke", "nightly"])
 def test_expected_coverage_units_are_the_kits(name):
   # each unit a list expects documents from is one a covergroup of tb/ (or the core covergroup, tinytpu/corecov.py) names
