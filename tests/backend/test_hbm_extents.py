@@ -95,3 +95,14 @@ def test_rows_and_table_windows_stay_in_their_declared_extents(audit):
   a, b = rng.standard_normal((8, 256)).astype(np.float32), rng.standard_normal((256, 256)).astype(np.float32)
   np.testing.assert_allclose((Tensor(a, device="TINYTPU") @ Tensor(b, device="TINYTPU")).numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
   audit()
+
+
+def test_row_windows_past_the_buffer_stay_in_their_declared_extents(audit):
+  """An fp32 matmul whose weights are the last 264 columns of a (64, 272) buffer, read by row windows
+  (backend/windows.py): the last row's window runs a tile past the buffer's end, which its `over`
+  must declare (the planned extents of the other shapes here end inside their buffers)."""
+  rng = np.random.default_rng(6)
+  big, a = rng.standard_normal((64, 272)).astype(np.float32), rng.standard_normal((8, 64)).astype(np.float32)
+  got = (Tensor(a, device="TINYTPU") @ Tensor(big, device="TINYTPU")[:, 8:]).numpy()
+  np.testing.assert_allclose(got, a.astype(np.float64) @ big[:, 8:], rtol=1e-4, atol=1e-4)
+  audit()
