@@ -223,7 +223,8 @@ class MxuPlan:
       consecutive lanes laid out alike, the last one possibly a prefix of that layout (fewer
       columns: the lane loop clamps the lanes past G) (False: no such chunks)."""
       S = M * Cc
-      if S % L or (fn // Cc != g // S).any():
+      # chunks of whole lane tiles; one chunk of every column need not be (the lane loop clamps the lanes past G)
+      if (S % L and Cc < Nc) or (fn // Cc != g // S).any():
         return False
       c0m, c0n = fm[:S], fn[:S] % Cc
       full, tail = self.G // S * S, self.G % S

@@ -63,6 +63,9 @@ CASES = [
   ((125, 409, 174, "ab"), ("rows", "kb")),
   ((133, 201, 27, "aT"), ("kb", "kb")),
   ((97, 803, 106, "bT"), ("rows", "rows")),  # column chunks of a Linear weight in 16 classes, the last one partial
+  # nn.Linear(1177, 150) on 11 rows (refused before): transposed, the weight's rows in row groups and
+  # one column chunk of all 11 inputs, whose 150 x 12 lanes are not whole lane tiles
+  ((11, 1177, 150, "bT"), ("rows", "rows")),
 ]
 
 
