@@ -43,6 +43,9 @@ SUPPORT = re.compile(r"//\s*assertion support: (begin|end)")
 COSIM = "cosim"  # the unit "environment" of the core's control files: the co-sim's random lockstep
 COSIM_SEEDS = (910000, 40)  # first seed, count: fixed, so a mutant's verdict is reproducible
 UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cosim_sparse.py"],
+                    # the engine's own env checks every port each cycle: a request the contract does not
+                    # make (a read on the VMEM write port) changes no result the programs could see
+                    "dma.sv": ["rtl/test_dma_unit.py::test_dma_unit_default"],
                     "sxu.sv": ["test_cosim_sparse.py",  # the SXU's lookup range traps, its signal flags
                                "rtl/test_chip.py::test_single_core_cosim_signals_itself_and_traps_other_cores"]}  # after the random programs
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
