@@ -66,8 +66,11 @@ class WriteRecorder:
 
 
 def required() -> list[str]:
-  """The inputs the runner listed for this run (empty when the test runs outside build_and_run)."""
-  return json.loads(os.environ.get(ENV, "[]"))
+  """The inputs the runner listed for this run. A run that did not come through build_and_run has
+  no list: an error, not a check that silently passes on nothing."""
+  if ENV not in os.environ:
+    raise AssertionError(f"{ENV} is not set: run the tests through kit.build_and_run, which lists the toplevel's inputs")
+  return json.loads(os.environ[ENV])
 
 
 def undriven(clock: str = "clk_i") -> list[str]:
