@@ -62,8 +62,7 @@ class Channel:
   fields: item field -> port (a name, or a Sig/Tile/Vec); item_cls: the item class monitors create;
   valid/ready: handshake port names (ready None = always ready); protocol: "valid_ready" or "start_done";
   ready_prob: for a sink channel (ready is a DUT input) the chance the agent drives ready high;
-  observe: extra fields the monitor samples at each transfer but the driver never drives (e.g. busy);
-  skip_reset: the monitor ignores cycles in reset (the memories' envs check reads in reset: they keep it off)."""
+  observe: extra fields the monitor samples at each transfer but the driver never drives (e.g. busy)."""
   fields: dict
   item_cls: type
   valid: str | None = None
@@ -71,7 +70,6 @@ class Channel:
   protocol: str = "valid_ready"
   ready_prob: float = 1.0
   observe: dict = dataclasses.field(default_factory=dict)
-  skip_reset: bool = False  # the monitor ignores cycles with rst_ni low (a response channel whose valid is random then)
 
   def ports(self, observed: bool = False) -> dict[str, Sig]:
     fs = {**self.fields, **self.observe} if observed else self.fields
@@ -137,12 +135,10 @@ class Monitor(uvm_monitor):
 
   async def run_phase(self):
     d, cycle = self.dut, 0
-    rst = getattr(d, "rst_ni", None) if self.ch.skip_reset else None
     while True:
       await FallingEdge(clk(d))
       await ReadOnly()
       cycle += 1
-      if rst is not None and not int(rst.value): continue  # X-randomised state may look valid before reset has acted
       if self.ch.valid and not int(getattr(d, self.ch.valid).value): continue
       if self.ch.ready and self.ch.protocol == "valid_ready" and not int(getattr(d, self.ch.ready).value): continue
       item = self.ch.item_cls("mon")

@@ -250,7 +250,7 @@ class VpuEnv(kit.Env):
     tile = kit.Tile
     req = kit.Channel({"fn": FnPort("fn_i"), "a": tile("a_i"), "b": tile("b_i"), "c": tile("c_i"), "tag": "tag_i"},
                       VpuReq, valid="valid_i", ready="ready_o")
-    rsp = kit.Channel({"result": tile("result_o"), "tag": "tag_o"}, VpuRsp, valid="valid_o", skip_reset=True)
+    rsp = kit.Channel({"result": tile("result_o"), "tag": "tag_o"}, VpuRsp, valid="valid_o")
     self.req = kit.Agent("req", self, req, self.dut)
     self.rsp = kit.Agent("rsp", self, rsp, self.dut, active=False)
     self.sb = self.sb_cls("sb", self)
