@@ -200,3 +200,14 @@ def test_prologue_of_five_buffers_with_a_large_one():
   f = lambda a, b, c, d, e: (a * b).sum(1) + c * d - e  # noqa: E731
   got = f(*(Tensor(t, device="TINYTPU") for t in (x, y, z, w, v))).numpy()
   np.testing.assert_array_equal(got, f(*(Tensor(t, device="PYTHON") for t in (x, y, z, w, v))).numpy())
+
+
+def test_linear_1177_to_150_on_eleven_rows_against_python_device(vmem_1024):
+  """nn.Linear(1177, 150) on 11 rows, the random GEMM generator's shape that the streamed planner
+  refused (a column chunk of every column that is not whole lane tiles): int8 inputs and weights
+  widened to int32, compared with tinygrad's PYTHON device."""
+  g = np.random.default_rng(1177)
+  x, w = g.integers(-128, 128, (11, 1177)).astype(np.int8), g.integers(-128, 128, (150, 1177)).astype(np.int8)
+  got, exp = ((Tensor(x, device=d).cast(dtypes.int32) @ Tensor(w, device=d).T.cast(dtypes.int32)).numpy()
+              for d in ("TINYTPU", "PYTHON"))
+  np.testing.assert_array_equal(got, exp)
