@@ -265,15 +265,23 @@ class VpuEnv(kit.Env):
 
 class RandomSeq(uvm_sequence):
   """`count` random ops over `fns` (weighted toward multi-cycle ones so collisions happen), with
-  random issue gaps (mostly back to back)."""
+  random issue gaps (mostly back to back). Every `CYCLIC`-th op comes from a shuffled bag of all
+  of `fns` (SystemVerilog's randc), so a stream of `CYCLIC * len(fns)` ops issues every function:
+  with weighted draws alone, half the seeds of an 800-op stream leave one out."""
+  CYCLIC = 4
+
   def __init__(self, name, rng, n, count, fns, tag0=0):
     super().__init__(name); self.rng, self.n, self.count, self.fns, self.tag0 = rng, n, count, fns, tag0
 
   async def body(self):
     w = [3 if LAT[f] > 1 else 1 for f in self.fns]
     groups = sorted({GROUP[f] for f in self.fns})
+    bag: list[str] = []
     for i in range(self.count):
-      if self.rng.random() < 0.7: fn = self.rng.choices(self.fns, weights=w)[0]
+      if i % self.CYCLIC == 0:
+        if not bag: bag = self.rng.sample(self.fns, len(self.fns))
+        fn = bag.pop()
+      elif self.rng.random() < 0.7: fn = self.rng.choices(self.fns, weights=w)[0]
       else:  # a group first, so small groups meet every other group back to back
         g = self.rng.choice(groups)
         fn = self.rng.choice([f for f in self.fns if GROUP[f] == g])
