@@ -239,6 +239,11 @@ EQUIVALENT = {
   ("tensorcore.sv", "assign mxu_ready = !cmd_q || mxu_cmd_ready;", "assign mxu_ready = !cmd_q && mxu_cmd_ready;"):
     "equal in results (interlocks); in cycles as far as measured: cmd_q is a one-entry hold register in front of the "
     "MXU queue, and refusing a command while the queue is full keeps it in the SXU instead (doc/mutation.md)",
+  ("tensorcore.sv", "assign is_epi  = iss && dp == DP_EPI;   // PEPI: a PSUM read like PLD's, through rtl/epi.sv",
+   "assign is_epi  = iss || dp == DP_EPI;   // PEPI: a PSUM read like PLD's, through rtl/epi.sv"):
+    "a PEPI in slot 0 that does not issue is stalled (its address in range: sxu.sv's range traps come before stalls) "
+    "or trapping (the core stops; the PSUM read's error comes after running); the extra PSUM read and epi stage-1 "
+    "load are never written back: res_q is written back 2 cycles after an issue, which reloads stage 1 (doc/mutation.md)",
   ("epi.sv", "else if (y > 64'sd127)  out = 32'sd127;", "else if (y >= 64'sd127)  out = 32'sd127;"):
     "clamping 127 to 127",
   ("epi.sv", "relu_q  <= 1'b0;", "relu_q  <= 1'b1;"):
