@@ -60,6 +60,9 @@ def coverage_pct(cov: dict) -> float | None:
 def coverage_problems(res: dict) -> list[str]:
   """Units below the goal, and units the list expects (`coverage_units`) of which no job wrote a document."""
   goal, cov, why = res.get("coverage_goal"), res.get("coverage", {}), []
+  # an illegal bin is an event the coverage model says cannot happen: the design or the model is wrong, in any slice
+  illegal = [f"{u}.{g} {b}={n}" for u, groups in cov.items() for g, d in groups.items() for b, n in d.get("illegal", {}).items()]
+  if illegal: why.append("illegal coverage bins hit: " + ", ".join(illegal))
   if res.get("shard") or res.get("only"): return why  # a slice of the list: its merge / the whole list is held to them
   missing = [u for u in res.get("coverage_units") or [] if u not in cov]
   if missing: why.append(f"no coverage document from unit{'s' * (len(missing) > 1)} {', '.join(missing)}")

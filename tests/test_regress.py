@@ -536,3 +536,20 @@ def test_expected_coverage_units_are_the_kits(name):
   units = plan.load(name)["coverage_units"]
   assert {"mxu", "vpu", "xlu", "vmem", "psum", "vrf", "fp"} <= set(units)
   assert all(f'"{u}"' in src for u in units), [u for u in units if f'"{u}"' not in src]
+
+
+def test_an_illegal_coverage_bin_fails_the_run_and_a_shard():
+  """A bin the model says cannot happen (the nightly at 07f3f78 hit core's dma x unit stall, which
+  sxu.sv makes when the DMA queue is full, 145 times and only reported it): any slice fails."""
+  doc = cov_doc("core", "N4", {"a": 1})
+  doc["groups"]["g"]["illegal"] = {"dmaxunit": 3}
+  res = fake_res([], report.add_coverage({}, doc), goal=95)
+  for r in (res, {**res, "shard": "2/3"}, {**res, "only": ["a:*"]}):
+    assert "illegal coverage bins hit: core.g dmaxunit=3" in report.verdict(r), report.verdict(r)
+  assert report.verdict(fake_res([], report.add_coverage({}, cov_doc("core", "N4", {"a": 1})), goal=95)) == []
+
+
+def test_core_stall_bins_hold_what_sxu_stalls_on():
+  """Every (datapath, stall) the SXU produces has a bin: the DMA queue's unit stall among them."""
+  from tinytpu import corecov
+  assert ("dma", "unit") in corecov.stall_bins(True) and ("dma", "unit") not in corecov.stall_bins(False)

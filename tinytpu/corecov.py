@@ -45,6 +45,7 @@ def stall_bins(dma: bool) -> list[tuple[str, str]]:
   out += [(d, "unit") for d in sorted((writes | {"vpu", "mxu"}) - {"vld"})] + [("ctrl", "fence")]
   if dma:
     out += [(d, "dma") for d in ("dma", "ctrl", "vld", "vst", "gather", "scatter", "mxu")]
+    out += [("dma", "unit")]  # a DMA command the engine's queue does not take yet (sxu.sv's stall_unit)
     # --- SparseCore (doc/sparsecore.md): a lookup waits for the DMA engine, then for its index check
     out += [("emb", "dma"), ("emb", "unit")]
   return out
