@@ -48,6 +48,11 @@ UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cos
                     "dma.sv": ["rtl/test_dma_unit.py::test_dma_unit_default"],
                     "sxu.sv": ["test_cosim_sparse.py",  # the SXU's lookup range traps, its signal flags
                                "rtl/test_chip.py::test_single_core_cosim_signals_itself_and_traps_other_cores"]}  # after the random programs
+# the chip's own files (chip.sv and the NoC endpoints): the chip co-sim built from the copy runs the
+# smoke tests of tests/rtl/test_chip.py (handoffs, contention, the SparseCore on node 3, remote-read
+# latency, the random two-core lockstep against golden/chip.py)
+CHIP = "chip"
+CHIP_TESTS = ["tests/rtl/test_chip.py"]
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
 
 
@@ -70,9 +75,10 @@ def _units() -> dict[str, tuple]:
   arb = ("hbm_arb", ["hbm_arb.sv"], "tinytpu.tb.hbm_arb.tests", {"N": 2, "LATENCY": 6}, "ArbRandom,ArbContention,ArbLone,ArbSlowHbm", None)
   # the chip's SparseCore command arbiter in its own env, with three cores (the round robin's wrap)
   scarb = ("sc_cmd_arb", ["sc_cmd_arb.sv"], "tinytpu.tb.sc_cmd_arb.tests", {"CORES": 3}, "ScArbRandom,ScArbContention,ScArbSparse", None)
-  # not yet: chip.sv, noc_core_ep.sv, noc_hbm_ep.sv, noc_sc_ep.sv (the chip's lockstep is not a
-  # mutant runner), tinytpu_pkg.sv (generated)
-  return {"sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun,
+  chiprun = (CHIP, core, None, None, None, None)
+  # not mutated: tinytpu_pkg.sv (generated from the ISA table)
+  return {"chip.sv": chiprun, "noc_core_ep.sv": chiprun, "noc_hbm_ep.sv": chiprun, "noc_sc_ep.sv": chiprun,
+          "sxu.sv": corerun, "mxu_own.sv": corerun, "tensorcore.sv": corerun, "dma.sv": corerun, "hbm.sv": corerun,
           "epi.sv": corerun, "hbm_arb.sv": arb, "sc_cmd_arb.sv": scarb, "sparsecore.sv": corerun,
           "mxu.sv": mxu, "mxu_array.sv": mxu, "mxu_pe.sv": mxu, "vpu.sv": vpu, "fp32_pkg.sv": vpu,
           "vpu_fp_reduce.sv": vpu, "vpu_int_lane.sv": vpu, "vpu_int_reduce.sv": vpu,
@@ -144,9 +150,9 @@ def run(m: Mutant) -> Mutant:
   (d / m.file).write_text("\n".join(lines) + "\n")
   srcs = [s if "/" in s else d / s for s in sources]
   t0 = time.monotonic()
-  if top == COSIM:
+  if top in (COSIM, CHIP):
     try:
-      _run_cosim(m, d)
+      _run_cosim(m, d, chip=top == CHIP)
     finally:
       m.seconds = time.monotonic() - t0
       shutil.rmtree(d, ignore_errors=True)
@@ -164,18 +170,22 @@ def run(m: Mutant) -> Mutant:
   return m
 
 
-def _run_cosim(m: Mutant, d) -> None:
+def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
   """The mutant's co-sim (built from the copy d into d/build) against the golden model on the
-  fixed random programs, in a child process (tools.RTL and BUILD are fixed at import)."""
+  fixed random programs, or for a chip file the chip's smoke tests, in a child process (tools.RTL
+  and BUILD are fixed at import)."""
   first, count = COSIM_SEEDS
   env = {**os.environ, "TINYTPU_RTL_DIR": str(d), "TINYTPU_BUILD_DIR": str(d / "build"), "TINYTPU_MUTANT_FILE": m.file}
+  cmd = ([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not nightly", *CHIP_TESTS] if chip else
+         [sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"])
   try:
-    r = subprocess.run([sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"],
-                       env=env, capture_output=True, text=True, timeout=COSIM_TIMEOUT)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=COSIM_TIMEOUT, cwd=tools.ROOT)
   except subprocess.TimeoutExpired:
     m.status, m.detail = "killed", f"the co-sim run exceeded {COSIM_TIMEOUT} s"
     return
   out = (r.stdout + r.stderr).strip().splitlines()
+  if chip and r.returncode not in (0, 1):  # no test collected, a usage or an internal error: the harness's failure
+    raise RuntimeError(f"{m.name}: the chip tests exited {r.returncode}:\n" + "\n".join(out[-20:]))
   if r.returncode == 0:
     m.status = "survived"
   elif any("co-sim build failed" in x for x in out):
