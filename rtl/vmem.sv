@@ -171,12 +171,14 @@ module vmem
   // an access outside [0, TILES) (a tile, or any masked element) writes nothing: the only tile that
   // may become valid in that cycle is the DMA port's own write
   // assertion support: begin
+  /*verilator coverage_off*/  // not design logic: no code coverage points
   logic [TILES-1:0] dma_set_q, dma_set_d;  // the tile the DMA port's write of the last cycle marks valid
   always_comb dma_set_d = dma_wr ? TILES'(1) << dma_addr_i[AW-1:0] : '0;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) dma_set_q <= '0;
     else         dma_set_q <= dma_set_d;
   end
+  /*verilator coverage_on*/
   // assertion support: end
   `ASSERT(BadWriteWritesNothing, wr_req_i && !wr_ok |=> (valid_q & ~dma_set_q) == ($past(valid_q) & ~dma_set_q))
   // a tile not written since reset reads zero, on both read ports
@@ -196,6 +198,7 @@ module vmem
   // the outputs out of reset: the cycle after reset is released every error flag and read data is 0
   // (a wrong reset value would show only in that cycle, before the first edge recomputes it)
   // assertion support: begin
+  /*verilator coverage_off*/  // not design logic: no code coverage points
   logic first_q;
   // 0 until a reset: under X-randomised initial values (+verilator+rand+reset+2) a clock edge before the
   // bench first drives reset would otherwise see a random first_q against random outputs
@@ -204,6 +207,7 @@ module vmem
     if (!rst_ni) first_q <= 1'b1;
     else         first_q <= 1'b0;
   end
+  /*verilator coverage_on*/
   // assertion support: end
   // one comparison per port: a concatenation of the four data ports passes Verilator's replication
   // limit (8192 bits) at N = 8
@@ -213,6 +217,7 @@ module vmem
   // the DMA port's tile is no other port's in the same cycle (the SXU's DMA interlocks): a DMA
   // write against a core read, a core write and an MXU read, a DMA read against a core write
   // assertion support: begin (read by the assertions only, not mutated: tinytpu/mutate.py)
+  /*verilator coverage_off*/  // not design logic: no code coverage points
   logic dma_hit_rd, dma_hit_wr;
   always_comb begin
     dma_hit_rd = 1'b0;
@@ -226,6 +231,7 @@ module vmem
       end
     end
   end
+  /*verilator coverage_on*/
   // assertion support: end
   `ASSERT_NEVER(DmaWriteVsCoreRead, dma_req_i && dma_we_i && dma_hit_rd)
   `ASSERT_NEVER(DmaWriteVsMxuRead, dma_req_i && dma_we_i && dma_ok && mxu_req_i && mxu_addr_i == dma_addr_i)

@@ -87,3 +87,24 @@ endpackage
     "function two: 2 returns (one exit per function: assign a result, return it last)",
     "function early: its return is not its last statement"]
   assert exit_problems(bad)[0].startswith(f"{bad}:13: ")
+
+
+def support_regions_without_coverage_off(text: str) -> list[int]:
+  """Lines opening an `// assertion support: begin` region (logic only assertions read, which the
+  mutation runner skips) whose next line is not `/*verilator coverage_off*/`, or closing one not
+  preceded by `/*verilator coverage_on*/`: such logic would count in the design's code coverage."""
+  lines, bad = text.splitlines(), []
+  for i, t in enumerate(lines):
+    if "// assertion support: begin" in t and (i + 1 >= len(lines) or "/*verilator coverage_off*/" not in lines[i + 1]):
+      bad.append(i + 1)
+    if "// assertion support: end" in t and (i == 0 or "/*verilator coverage_on*/" not in lines[i - 1]):
+      bad.append(i + 1)
+  return bad
+
+
+def test_assertion_support_has_no_code_coverage():
+  """vmem's one-hot of the DMA port's last write (TILES bits, never toggled in a bench without DMA)
+  brought its toggle coverage under the floor in the nightly at 07f3f78."""
+  bad = {p.name: b for p in sorted(tools.RTL.glob("*.sv")) if (b := support_regions_without_coverage_off(p.read_text()))}
+  assert not bad, f"assertion support regions without coverage_off/coverage_on (file: lines): {bad}"
+  assert support_regions_without_coverage_off("  // assertion support: begin\n  logic x;\n  // assertion support: end\n") == [1, 3]
