@@ -108,3 +108,14 @@ def test_assertion_support_has_no_code_coverage():
   bad = {p.name: b for p in sorted(tools.RTL.glob("*.sv")) if (b := support_regions_without_coverage_off(p.read_text()))}
   assert not bad, f"assertion support regions without coverage_off/coverage_on (file: lines): {bad}"
   assert support_regions_without_coverage_off("  // assertion support: begin\n  logic x;\n  // assertion support: end\n") == [1, 3]
+
+
+def test_cosim_clock_advances_simulation_time():
+  """The assertions leave out time 0 (rtl/assert.svh); the co-sims' clock (rtl/sim/sim_clock.h)
+  left the context's time at 0, so no assertion of sim_top or sim_chip could fire until the mutation
+  runner's chip mutants (an endpoint's error flag set from reset) survived. Each half cycle must
+  advance it."""
+  text = (tools.RTL / "sim" / "sim_clock.h").read_text()
+  half = text[text.index("void half(int clk)"):]
+  half = half[:half.index("\n  }") + 4]
+  assert "ctx->timeInc(" in half, half

@@ -210,7 +210,8 @@ class Server:
       while True:
         line = self.proc.stdout.readline()
         if not line:
-          raise RuntimeError("co-sim server exited")
+          # a firing assertion (rtl/assert.svh: $error stops the model) is in the output so far
+          raise RuntimeError("co-sim server exited" + "".join(f"\n  {x.rstrip()}" for x in out[-6:] if "Error" in x or "Abort" in x))
         if line.startswith(END):
           rc = int(line.split()[1])
           break

@@ -50,9 +50,12 @@ UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cos
                                "rtl/test_chip.py::test_single_core_cosim_signals_itself_and_traps_other_cores"]}  # after the random programs
 # the chip's own files (chip.sv and the NoC endpoints): the chip co-sim built from the copy runs the
 # smoke tests of tests/rtl/test_chip.py (handoffs, contention, the SparseCore on node 3, remote-read
-# latency, the random two-core lockstep against golden/chip.py)
+# latency and bandwidth, the random two-core lockstep against golden/chip.py), then the read
+# bandwidth at a timing where the DMA's tag FIFO size depends on the rings' round trip (at the
+# defaults a power of two absorbs it): one pytest run each, in order
 CHIP = "chip"
-CHIP_TESTS = ["tests/rtl/test_chip.py"]
+CHIP_TESTS = [["-m", "not nightly", "tests/rtl/test_chip.py"],
+              ["-m", "nightly", "tests/rtl/test_chip.py::test_remote_read_bandwidth_other_timing"]]
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
 
 
@@ -176,13 +179,17 @@ def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
   and BUILD are fixed at import)."""
   first, count = COSIM_SEEDS
   env = {**os.environ, "TINYTPU_RTL_DIR": str(d), "TINYTPU_BUILD_DIR": str(d / "build"), "TINYTPU_MUTANT_FILE": m.file}
-  cmd = ([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not nightly", *CHIP_TESTS] if chip else
-         [sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"])
-  try:
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=COSIM_TIMEOUT, cwd=tools.ROOT)
-  except subprocess.TimeoutExpired:
-    m.status, m.detail = "killed", f"the co-sim run exceeded {COSIM_TIMEOUT} s"
-    return
+  cmds = ([[sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args] for args in CHIP_TESTS] if chip else
+          [[sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"]])
+  deadline = time.monotonic() + COSIM_TIMEOUT
+  for cmd in cmds:
+    try:
+      r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()), cwd=tools.ROOT)
+    except subprocess.TimeoutExpired:
+      m.status, m.detail = "killed", f"the co-sim run exceeded {COSIM_TIMEOUT} s"
+      return
+    if r.returncode != 0:
+      break
   out = (r.stdout + r.stderr).strip().splitlines()
   if chip and r.returncode not in (0, 1):  # no test collected, a usage or an internal error: the harness's failure
     raise RuntimeError(f"{m.name}: the chip tests exited {r.returncode}:\n" + "\n".join(out[-20:]))

@@ -53,6 +53,8 @@ struct SimClock {
     if (tfp) tfp->close();
 #endif
   }
+  // simulation time advances with the clock: the assertions (rtl/assert.svh) leave out time 0, the
+  // first evaluation, so a context whose time stayed 0 would disable every one of them
   void half(int clk) {
     top->clk_i = clk;
     top->eval();
@@ -60,6 +62,7 @@ struct SimClock {
     if (tfp) tfp->dump(t);
 #endif
     t += 5;
+    ctx->timeInc(5);
   }
   // reset through the reset path, then clock until the top has reported
   void run() {
