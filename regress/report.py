@@ -143,7 +143,8 @@ def verdict(res: dict) -> list[str]:
   other = {s: sum(j["status"] == s for j in bad) for s in ("lost", "cancelled", "missing")}
   if bad: why.append(f"{len(bad)} of {len(res['jobs'])} jobs failed" + "".join(f" ({n} {s})" for s, n in other.items() if n))
   why += coverage_problems(res)
-  if not res.get("shard"): why += res.get("code_coverage_problems") or []  # a shard holds part of the points: its merge is judged
+  if not res.get("shard") and not res.get("only"):  # a slice holds part of the points: its merge / the whole list is judged
+    why += res.get("code_coverage_problems") or []
   why += mutation_problems(res)
   reg = [r["name"] for r in bench_changes(res.get("bench"), res.get("bench_prev")) if r["regressed"]]
   if reg: why.append(f"benchmarks more than {BENCH_TOLERANCE:.0%} slower in cycles: {', '.join(reg)}")

@@ -307,6 +307,7 @@ def test_code_coverage_per_module_floor():
   from tinytpu.regress import report
   assert "code coverage: no data for module sxu" in " ".join(report.verdict({"jobs": [], "code_coverage_problems": why}))
   assert report.verdict({"jobs": [], "code_coverage_problems": why, "shard": "2/3"}) == []  # a shard's points are a part: the merge is judged
+  assert report.verdict({"jobs": [], "code_coverage_problems": why, "only": ["cosim:*"]}) == []  # so are an --only run's
   # every module of the RTL is expected, the co-sim top included
   assert {"sxu", "tensorcore", "sim_top", "fp32_pkg"} <= set(codecov.rtl_modules(ROOT))
 

@@ -199,7 +199,9 @@ def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
     m.status, m.detail = "stillborn", "co-sim build failed"
   else:
     m.status = "killed"
-    m.detail = next((x for x in out if "RTL != golden" in x or "Error" in x or "error" in x), out[-1] if out else f"rc {r.returncode}")[:200]
+    m.detail = next((x for x in out if "ASSERT FAILED" in x), None) or \
+      next((x for x in out if "RTL != golden" in x or "Error" in x or "error" in x), out[-1] if out else f"rc {r.returncode}")[:200]
+    m.detail = m.detail.strip()[:200]
 
 
 def lockstep_seeds(first: int, count: int) -> int:
