@@ -151,8 +151,8 @@ def test_remote_read_latency_other_timing():
 
 # the chip sizes each core's DMA tag FIFO for the round trip over the rings (HBM_LATENCY + the
 # extra), so a long read still moves a tile a cycle: the extra stays the one-tile figure. At the
-# other timing the FIFO sized for HBM_LATENCY alone (39 -> 64 entries against 50 for the round trip
-# rounded up: 64) would also do; at 37 + 11 it is 32 entries without the extra, a bubble per 32 tiles
+# defaults a power of two hides a wrong size (100 + 2 and 100 + 15 + 2 both give 128 entries); at
+# HBM_LATENCY 29 with one-cycle links the HBM alone gives 32 entries against a 40-cycle round trip
 BANDWIDTH_TIMING = {"HBM_LATENCY": 29, "NOC_LINK_LATENCY": 1}
 
 
