@@ -673,6 +673,33 @@ def test_server_interrupted_mid_bundle_is_replaced():
     assert fresh.run(bundle.write(asm.assemble_bundle("LI s1, 7\nHALT\n.dump sreg\n", DEFAULT))).status == "ok"
 
 
+def test_exchange_quotes_the_assertion_that_stopped_a_server():
+  """A server (the core's or the chip's co-sim) stopped by a firing assertion ends its output mid
+  bundle; the caller gets an error quoting the assertion, not an empty or partial result. Driven
+  with a stand-in server, so the check does not depend on an RTL fault."""
+  import subprocess
+  import sys
+  fake = ("import sys\n"
+          "for line in sys.stdin:\n"
+          "  if line.startswith(%r): break\n"
+          "print('tile 3 written', flush=True)\n"
+          "print('[15] %%Error: psum.sv:88: Assertion failed in TOP.sim_top: ASSERT FAILED PsumNoErr', flush=True)\n"
+          "print('%%Error: psum.sv:88: Verilog $stop', flush=True)\n"
+          "print('Aborting...', flush=True)\n"
+          "sys.exit(134)\n") % cosim.END
+  proc = subprocess.Popen([sys.executable, "-c", fake], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+  with pytest.raises(RuntimeError, match=r"chip co-sim server exited\n  .*ASSERT FAILED PsumNoErr") as e:
+    cosim.exchange(proc, "HALT\n", "chip co-sim")
+  assert "tile 3 written" not in str(e.value) and "Aborting" in str(e.value)
+  proc.wait(timeout=10)
+  answering = ("import sys\n"
+               "for line in sys.stdin:\n"
+               "  if line.startswith(%r): break\n"
+               "print('status ok'); print(%r + ' 0', flush=True)\n") % (cosim.END, cosim.END)
+  proc = subprocess.Popen([sys.executable, "-c", answering], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+  assert cosim.exchange(proc, "HALT\n", "co-sim") == (0, "status ok\n")
+  proc.stdin.close(); proc.wait(timeout=10)
+
 def test_x_randomised_builds_are_their_own_variant(monkeypatch):
   """TINYTPU_XRAND=<seed>: the co-sim is built with unique X values (its own build folder) and each
   process seeds them (rtl/sim/sim_clock.h); the nightly's cosim-xrand group runs the random

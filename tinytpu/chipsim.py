@@ -98,24 +98,8 @@ class Server:
 
   def run(self, cb: ChipBundle | str) -> ChipResult:
     text = cb if isinstance(cb, str) else chipbundle.write(cb)
-    try:
-      self.proc.stdin.write(text.rstrip("\n") + f"\n{cosim.END}\n")
-      self.proc.stdin.flush()
-      out = []
-      while True:
-        line = self.proc.stdout.readline()
-        if not line:
-          # a firing assertion (rtl/assert.svh: $error stops the model) is in the output so far
-          raise RuntimeError("chip co-sim server exited" + "".join(f"\n  {x.rstrip()}" for x in out[-6:] if "Error" in x or "Abort" in x))
-        if line.startswith(cosim.END):
-          rc = int(line.split()[1])
-          break
-        out.append(line)
-    except BaseException:
-      self.proc.kill()
-      self.proc.wait()
-      raise
-    return _answer("".join(out), "", rc, self.config)
+    rc, out = cosim.exchange(self.proc, text, "chip co-sim")
+    return _answer(out, "", rc, self.config)
 
   def close(self) -> None:
     if self.proc.poll() is None:

@@ -194,6 +194,29 @@ def run_raw(text: str, config: Config = DEFAULT) -> tuple[int, str, str]:
   return r.returncode, r.stdout, r.stderr
 
 
+def exchange(proc: subprocess.Popen, text: str, what: str) -> tuple[int, str]:
+  """Send one bundle to a `--server` process (this co-sim's or the chip's) and read its answer up
+  to the END line: (exit code, output)."""
+  assert proc.stdin and proc.stdout
+  try:
+    proc.stdin.write(text.rstrip("\n") + f"\n{END}\n")
+    proc.stdin.flush()
+    out = []
+    while True:
+      line = proc.stdout.readline()
+      if not line:
+        # a firing assertion (rtl/assert.svh: $error stops the model) is in the output so far
+        raise RuntimeError(f"{what} server exited" + "".join(f"\n  {x.rstrip()}" for x in out[-6:] if "Error" in x or "Abort" in x))
+      if line.startswith(END): return int(line.split()[1]), "".join(out)
+      out.append(line)
+  except BaseException:
+    # interrupted mid-bundle (a test timeout, ^C): the server may still be simulating or writing
+    # that bundle's answer, which the next caller would read as its own or block on; it goes
+    proc.kill()
+    proc.wait()
+    raise
+
+
 class Server:
   """One co-sim process running bundles back to back; the core is reset between bundles."""
   def __init__(self, config: Config = DEFAULT):
@@ -202,27 +225,8 @@ class Server:
 
   def run(self, text: str) -> bundle.Result:
     text = _prepare(text, self.config)
-    assert self.proc.stdin and self.proc.stdout
-    try:
-      self.proc.stdin.write(text.rstrip("\n") + f"\n{END}\n")
-      self.proc.stdin.flush()
-      out = []
-      while True:
-        line = self.proc.stdout.readline()
-        if not line:
-          # a firing assertion (rtl/assert.svh: $error stops the model) is in the output so far
-          raise RuntimeError("co-sim server exited" + "".join(f"\n  {x.rstrip()}" for x in out[-6:] if "Error" in x or "Abort" in x))
-        if line.startswith(END):
-          rc = int(line.split()[1])
-          break
-        out.append(line)
-    except BaseException:
-      # interrupted mid-bundle (a test timeout, ^C): the server may still be simulating or writing
-      # that bundle's answer, which the next caller would read as its own or block on; it goes
-      self.proc.kill()
-      self.proc.wait()
-      raise
-    return _answer("".join(out), "", rc, self.config, bundle.resultfile_of(text))
+    rc, out = exchange(self.proc, text, "co-sim")
+    return _answer(out, "", rc, self.config, bundle.resultfile_of(text))
 
   def run_bundle(self, b: bundle.Bundle) -> bundle.Result:
     """Run a Bundle object: v2 with side files when its HBM payloads are large (bundle.Transfer;
