@@ -116,21 +116,35 @@ def test_cpp_reader_rejects_like_python(text, line, why):
     chipbundle.parse(text)
 
 
-def remote_read_extra(c, tiles: int = 1) -> tuple[int, int]:
-  """(measured, predicted) extra cycles of a `tiles`-tile DMA.IN + DMA.WAIT + HALT on each chip core
-  over the single-core sim_top of configuration c."""
-  extra = 3 + c.NOC_NODES * (c.NOC_LINK_LATENCY + 1)
-  prog = f"DMA.IN [s0 + 0], [s0 + 0], {tiles}\nDMA.WAIT\nHALT"
-  single = cosim.run_bundle(bundle.parse(f"{bundle.header(c)}\n" + "\n".join("asm " + x for x in prog.splitlines()) + "\nrun 5000\n"), c)
+def chip_extra(c, prog: str, shared: str = "", dumps: str = "") -> tuple[int, list]:
+  """Extra cycles of `prog` on each chip core (the other core halts) over the single-core sim_top,
+  both of configuration c: (the extra, equal for both cores; each chip run's result)."""
+  body = "\n".join("asm " + x for x in prog.splitlines())
+  single = cosim.run_bundle(bundle.parse(f"{bundle.header(c)}\n{shared}\n{body}\nrun 20000\n"), c)
   assert single.status == "ok"
-  out = []
+  out, runs = [], []
   for k in (0, 1):
     progs = ["HALT", "HALT"]
     progs[k] = prog
-    r = chipsim.run_chip(chipbundle.parse(chip_text(*progs, run=5000).replace(bundle.header(DEFAULT)[len("tinytpu-bundle"):], bundle.header(c)[len("tinytpu-bundle"):]), c))
+    text = chip_text(*progs, shared + dumps, run=20000)
+    r = chipsim.run_chip(chipbundle.parse(text.replace(bundle.header(DEFAULT)[len("tinytpu-bundle"):], bundle.header(c)[len("tinytpu-bundle"):]), c))
+    assert r.cores[k].status == "ok"
     out.append(r.cores[k].cycles - single.cycles)
+    runs.append(r)
   assert out[0] == out[1], out
-  return out[0], extra
+  return out[0], runs
+
+
+def round_trip_extra(c) -> int:
+  """doc/chip.md: what the rings add to an HBM access's round trip."""
+  return 3 + c.NOC_NODES * (c.NOC_LINK_LATENCY + 1)
+
+
+def remote_read_extra(c, tiles: int = 1) -> tuple[int, int]:
+  """(measured, predicted) extra cycles of a `tiles`-tile DMA.IN + DMA.WAIT + HALT on each chip core
+  over the single-core sim_top of configuration c."""
+  got, _ = chip_extra(c, f"DMA.IN [s0 + 0], [s0 + 0], {tiles}\nDMA.WAIT\nHALT")
+  return got, round_trip_extra(c)
 
 
 def test_remote_read_latency():
@@ -170,6 +184,51 @@ def test_remote_read_bandwidth_other_timing():
   got, want = remote_read_extra(Config(**BANDWIDTH_TIMING), 64)
   assert got == want == 11
 
+
+# the SparseCore's tag FIFO is sized for the round trip over the rings too (chip.sv), so a long
+# gather still reads a row tile a cycle; one bag of 64 indices (the 4 index tiles IDEPTH buffers)
+# of two-tile rows: 128 row reads, two pooled tiles, then a DMA.IN of them
+GATHER_ROWS, GATHER_W, GATHER_BAG = 64, 2, 64
+
+
+def gather_extra(c) -> tuple[int, int]:
+  """(measured, predicted) extra cycles of the gather on each chip core over sim_top. doc/chip.md:
+  five dependent HBM steps (the check pass, the index fetch, the rows, the writes' acknowledges,
+  the DMA.IN) each a round trip's extra longer, plus the arbiter's cycle; the pooled tiles equal numpy's."""
+  rng = np.random.default_rng(44)
+  table = rng.integers(-2**31, 2**31, (GATHER_ROWS * GATHER_W, DEFAULT.N * DEFAULT.N))
+  idx = rng.integers(0, GATHER_ROWS, GATHER_BAG)
+  shared = "\n".join([f"hbm {1000 + i} {tile(t)}" for i, t in enumerate(table)] +
+                     [f"hbm {3000 + i} {tile(t)}" for i, t in enumerate(idx.reshape(-1, DEFAULT.N * DEFAULT.N))])
+  prog = f"""LI s1, 1000
+LI s2, {GATHER_ROWS}
+EMB.CFG s1, s2, {GATHER_W}, {GATHER_BAG}
+LI s3, 3000
+LI s4, 4000
+EMB.BAG [s4 + 0], [s3 + 0], 1
+DMA.IN [s0 + 0], [s4 + 0], {GATHER_W}
+HALT"""
+  got, runs = chip_extra(c, prog, shared, f"\ndump hbm 4000 {GATHER_W}")
+  rows = table.reshape(GATHER_ROWS, GATHER_W * DEFAULT.N * DEFAULT.N)[idx]
+  want = rows.astype(np.int64).sum(0).astype(np.uint32).reshape(GATHER_W, -1)  # wraps like int32
+  for r in runs:
+    np.testing.assert_array_equal(np.asarray(r.dumps[0][2]).reshape(GATHER_W, -1).astype(np.uint32), want)
+  return got, 5 * round_trip_extra(c) + 1
+
+
+def test_sparsecore_gather_bandwidth():
+  """A 128-row-tile gather on either core takes exactly five round trips' extra + 1 more than on sim_top."""
+  got, want = gather_extra(DEFAULT)
+  assert got == want == 76
+
+
+@pytest.mark.nightly
+def test_sparsecore_gather_bandwidth_other_timing():
+  """The same at BANDWIDTH_TIMING, where the SparseCore's tag FIFO (1 << clog2(latency + 2)) holds 32
+  entries for the HBM alone against a 40-cycle round trip, 64 when sized for the rings."""
+  from tinytpu.config import Config
+  got, want = gather_extra(Config(**BANDWIDTH_TIMING))
+  assert got == want == 56
 
 # ---------------------------------------------------------------------------------------------
 # random two-core lockstep
