@@ -94,3 +94,20 @@ def test_mutants_of(file):
   assert stillborn <= len(ms) // 4, f"{stillborn} of {len(ms)} mutants do not build: the operators need fixing, not the score"
   survivors = [f"{m.name}: {m.before!r} -> {m.after!r}" for m in ms if m.status == "survived" and mutate.equivalent(m) is None]
   assert not survivors, "survivors (a hole in the tests, or an equivalent mutant to list in mutate.EQUIVALENT):\n" + "\n".join(survivors)
+
+
+@pytest.mark.parametrize("file", ["noc_core_ep.sv", "noc_hbm_ep.sv", "noc_sc_ep.sv", "chip.sv"])
+def test_chip_files_run_their_unit_env_first(file, monkeypatch, tmp_path):
+  """An endpoint's mutant meets its own env (tests/rtl/test_noc_ep.py, only its tests) before the chip
+  tests; chip.sv runs the chip tests only; a child exit code other than 0/1 is the harness's error."""
+  import subprocess
+  seen = []
+  monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: seen.append(cmd) or subprocess.CompletedProcess(cmd, 0, "", ""))
+  m = mutate.Mutant(file, 1, "condition", "a", "b")
+  mutate._run_cosim(m, tmp_path, chip=True)
+  tails = [c[c.index("no:cacheprovider") + 1:] for c in seen]
+  ep = [["-m", "not nightly", "-k", file.removesuffix(".sv"), "tests/rtl/test_noc_ep.py"]] if file != "chip.sv" else []
+  assert tails == ep + mutate.CHIP_TESTS and m.status == "survived"
+  monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 5, "no tests ran", ""))
+  with pytest.raises(RuntimeError, match="exited 5"):
+    mutate._run_cosim(m, tmp_path, chip=True)

@@ -56,6 +56,11 @@ UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cos
 CHIP = "chip"
 CHIP_TESTS = [["-m", "not nightly", "tests/rtl/test_chip.py"],
               ["-m", "nightly", "tests/rtl/test_chip.py::test_remote_read_bandwidth_other_timing"]]
+# the NoC endpoints' mutants first meet their own unit env (tb/noc_ep, built from the copy): malformed
+# packets with the sticky err_o, and ring back-pressure long enough to fill the HBM endpoint's
+# buffer, which no legal chip input makes; then the chip tests above. chip.sv runs CHIP_TESTS only
+EP_TESTS = {f: [["-m", "not nightly", "-k", f.removesuffix(".sv"), "tests/rtl/test_noc_ep.py"]]
+            for f in ("noc_core_ep.sv", "noc_hbm_ep.sv", "noc_sc_ep.sv")}
 COSIM_TIMEOUT = 1800  # seconds for a mutant's co-sim build and programs (the watchdog ends every program)
 
 
@@ -175,11 +180,11 @@ def run(m: Mutant) -> Mutant:
 
 def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
   """The mutant's co-sim (built from the copy d into d/build) against the golden model on the
-  fixed random programs, or for a chip file the chip's smoke tests, in a child process (tools.RTL
-  and BUILD are fixed at import)."""
+  fixed random programs, or for a chip file the chip's smoke tests (an endpoint's unit env
+  first, EP_TESTS), in a child process (tools.RTL and BUILD are fixed at import)."""
   first, count = COSIM_SEEDS
   env = {**os.environ, "TINYTPU_RTL_DIR": str(d), "TINYTPU_BUILD_DIR": str(d / "build"), "TINYTPU_MUTANT_FILE": m.file}
-  cmds = ([[sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args] for args in CHIP_TESTS] if chip else
+  cmds = ([[sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args] for args in EP_TESTS.get(m.file, []) + CHIP_TESTS] if chip else
           [[sys.executable, "-m", "tinytpu", "mutate", "--lockstep-seeds", f"{first}:{count}"]])
   deadline = time.monotonic() + COSIM_TIMEOUT
   for cmd in cmds:

@@ -44,7 +44,7 @@ def test_noc_ep_malformed(top):
   run(top, LEGAL[top] + "," + MALFORMED[top], ASSERT_WELLFORMED=0)
 
 
-@pytest.mark.parametrize("top,test,name", FIRES, ids=[f[2] for f in FIRES])
+@pytest.mark.parametrize("top,test,name", FIRES, ids=[f"{f[0]}-{f[2]}" for f in FIRES])
 def test_noc_ep_assertion_fires(top, test, name):
   with pytest.raises(AssertionError, match=rf"ASSERT FAILED {name}"):
     run(top, test)
