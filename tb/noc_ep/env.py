@@ -20,7 +20,7 @@ the drop of a malformed flit are observable.
   tag, data), so a flit lost, duplicated, reordered or altered fails at once; err_o equals the
   reference's sticky flag (0 on legal traffic, 1 from the cycle after the first malformed flit).
   `broken` (a test attribute) makes the reference wrong on purpose and the test must fail.
-- `*Coverage`: the unit's covergroups (units noc_core_ep, noc_hbm_ep, noc_sc_ep)."""
+- `*Coverage`: unit noc_ep, each endpoint's covergroups under its prefix (core_, hbm_, sc_)."""
 from __future__ import annotations
 
 import collections
@@ -237,79 +237,73 @@ class ScEpScoreboard(EpScoreboard):
 
 
 class EpCoverage(kit.CoverageCollector):
-  def define(self, cov):
-    cov.bins("malformed", self.kinds)  # hit only in the ASSERT_WELLFORMED = 0 builds
-    self.more(cov)
+  """Unit noc_ep: each endpoint's groups carry its prefix (core_, hbm_, sc_); the `*_malformed`
+  bins are hit only in the ASSERT_WELLFORMED = 0 builds."""
+  unit = "noc_ep"
 
 
 class CoreEpCoverage(EpCoverage):
-  unit = "noc_core_ep"
-  kinds = ["not_a_signal", "from_a_non_core"]
-
-  def more(self, cov):
-    cov.cross("inject", ["hbm_read", "hbm_write", "signal"], ["taken", "held"])
-    cov.bins("eject", ["signal", "response_read", "response_write"])
-    cov.bins("events", ["signal_and_hbm_offered", "signal_and_response_same_cycle", "inject_and_eject_same_cycle", "ring_stall"])
+  def define(self, cov):
+    cov.bins("core_malformed", ["not_a_signal", "from_a_non_core"])
+    cov.cross("core_inject", ["hbm_read", "hbm_write", "signal"], ["taken", "held"])
+    cov.bins("core_eject", ["signal", "response_read", "response_write"])
+    cov.bins("core_events", ["signal_and_hbm_offered", "signal_and_response_same_cycle", "inject_and_eject_same_cycle", "ring_stall"])
 
   def sample(self, i: dict):
     dma, sig, r, ej, rsp = i["dma"], i["sig"], i["ring_ready"], i["ej"], i["rsp"]
     f = dma if dma is not None else sig
-    if f is not None: self.cov.hit("inject", ("signal" if dma is None else "hbm_write" if f.we else "hbm_read", "taken" if r else "held"))
+    if f is not None: self.cov.hit("core_inject", ("signal" if dma is None else "hbm_write" if f.we else "hbm_read", "taken" if r else "held"))
     good = ej is not None and ej.kind == K_SIG and ej.src < self.parent.cores
-    if good: self.cov.hit("eject", "signal")
-    elif ej is not None: self.cov.hit("malformed", "not_a_signal" if ej.kind != K_SIG else "from_a_non_core")
-    if rsp is not None: self.cov.hit("eject", "response_write" if rsp.we else "response_read")
-    if dma is not None and self.parent.sxu.pending(): self.cov.hit("events", "signal_and_hbm_offered")
-    if good and rsp is not None: self.cov.hit("events", "signal_and_response_same_cycle")
-    if f is not None and r and (ej is not None or rsp is not None): self.cov.hit("events", "inject_and_eject_same_cycle")
-    if f is not None and self.parent.stim.stall: self.cov.hit("events", "ring_stall")
+    if good: self.cov.hit("core_eject", "signal")
+    elif ej is not None: self.cov.hit("core_malformed", "not_a_signal" if ej.kind != K_SIG else "from_a_non_core")
+    if rsp is not None: self.cov.hit("core_eject", "response_write" if rsp.we else "response_read")
+    if dma is not None and self.parent.sxu.pending(): self.cov.hit("core_events", "signal_and_hbm_offered")
+    if good and rsp is not None: self.cov.hit("core_events", "signal_and_response_same_cycle")
+    if f is not None and r and (ej is not None or rsp is not None): self.cov.hit("core_events", "inject_and_eject_same_cycle")
+    if f is not None and self.parent.stim.stall: self.cov.hit("core_events", "ring_stall")
 
 
 class HbmEpCoverage(EpCoverage):
-  unit = "noc_hbm_ep"
-  kinds = ["signal"]
-
-  def more(self, cov):
-    cov.cross("request", ["read", "write"], ["accepted", "hbm_busy", "buffer_full"])
-    cov.bins("buffer", ["empty", "one", "some", "full"])
-    cov.bins("events", ["accept_and_send_same_cycle", "fill_and_send_same_cycle", "response_held", "sources_interleave"])
+  def define(self, cov):
+    cov.bins("hbm_malformed", ["signal"])
+    cov.cross("hbm_request", ["read", "write"], ["accepted", "hbm_busy", "buffer_full"])
+    cov.bins("hbm_buffer", ["empty", "one", "some", "full"])
+    cov.bins("hbm_events", ["accept_and_send_same_cycle", "fill_and_send_same_cycle", "response_held", "sources_interleave"])
 
   def sample(self, i: dict, acc: bool, sent: bool):
     sb, f = self.parent.sb, i["ej"]
     n, depth = len(sb.buf), self.parent.depth
-    self.cov.hit("buffer", "empty" if n == 0 else "one" if n == 1 else "full" if n >= depth else "some")
-    if f is not None and f.kind == K_SIG: self.cov.hit("malformed", "signal")
-    elif f is not None: self.cov.hit("request", ("write" if f.we else "read", "accepted" if acc else "buffer_full" if n >= depth else "hbm_busy"))
-    if acc and sent: self.cov.hit("events", "accept_and_send_same_cycle")
-    if i["hbm_rsp"] is not None and sent: self.cov.hit("events", "fill_and_send_same_cycle")
-    if sb.buf and sb.buf[0][1] and not i["rsp_ready"]: self.cov.hit("events", "response_held")
+    self.cov.hit("hbm_buffer", "empty" if n == 0 else "one" if n == 1 else "full" if n >= depth else "some")
+    if f is not None and f.kind == K_SIG: self.cov.hit("hbm_malformed", "signal")
+    elif f is not None: self.cov.hit("hbm_request", ("write" if f.we else "read", "accepted" if acc else "buffer_full" if n >= depth else "hbm_busy"))
+    if acc and sent: self.cov.hit("hbm_events", "accept_and_send_same_cycle")
+    if i["hbm_rsp"] is not None and sent: self.cov.hit("hbm_events", "fill_and_send_same_cycle")
+    if sb.buf and sb.buf[0][1] and not i["rsp_ready"]: self.cov.hit("hbm_events", "response_held")
     if acc:
-      if getattr(self, "_last_src", f.src) != f.src: self.cov.hit("events", "sources_interleave")
+      if getattr(self, "_last_src", f.src) != f.src: self.cov.hit("hbm_events", "sources_interleave")
       self._last_src = f.src
 
 
 class ScEpCoverage(EpCoverage):
-  unit = "noc_sc_ep"
-  kinds = ["request_ring_flit", "response_from_other_node", "response_nothing_in_flight"]
-
-  def more(self, cov):
-    cov.cross("request", ["read", "write"], ["taken", "held"])
-    cov.bins("response", ["read", "write"])
-    cov.bins("inflight", ["0", "1", "2+", "8+"])
-    cov.bins("events", ["request_and_response_same_cycle", "ring_stall"])
+  def define(self, cov):
+    cov.bins("sc_malformed", ["request_ring_flit", "response_from_other_node", "response_nothing_in_flight"])
+    cov.cross("sc_request", ["read", "write"], ["taken", "held"])
+    cov.bins("sc_response", ["read", "write"])
+    cov.bins("sc_inflight", ["0", "1", "2+", "8+"])
+    cov.bins("sc_events", ["request_and_response_same_cycle", "ring_stall"])
 
   def sample(self, i: dict):
     sb, q, rsp = self.parent.sb, i["sc"], i["rsp"]
-    if q is not None: self.cov.hit("request", ("write" if q.we else "read", "taken" if i["ring_ready"] else "held"))
+    if q is not None: self.cov.hit("sc_request", ("write" if q.we else "read", "taken" if i["ring_ready"] else "held"))
     if rsp is not None:
-      self.cov.hit("response", "write" if rsp.we else "read")
-      if rsp.src != self.parent.hbm_node: self.cov.hit("malformed", "response_from_other_node")
-      elif sb.inflight == 0: self.cov.hit("malformed", "response_nothing_in_flight")
-      if q is not None and i["ring_ready"]: self.cov.hit("events", "request_and_response_same_cycle")
-    if i["ej"]: self.cov.hit("malformed", "request_ring_flit")
+      self.cov.hit("sc_response", "write" if rsp.we else "read")
+      if rsp.src != self.parent.hbm_node: self.cov.hit("sc_malformed", "response_from_other_node")
+      elif sb.inflight == 0: self.cov.hit("sc_malformed", "response_nothing_in_flight")
+      if q is not None and i["ring_ready"]: self.cov.hit("sc_events", "request_and_response_same_cycle")
+    if i["ej"]: self.cov.hit("sc_malformed", "request_ring_flit")
     n = sb.inflight
-    self.cov.hit("inflight", "0" if n == 0 else "1" if n == 1 else "8+" if n >= 8 else "2+")
-    if q is not None and self.parent.stim.stall: self.cov.hit("events", "ring_stall")
+    self.cov.hit("sc_inflight", "0" if n == 0 else "1" if n == 1 else "8+" if n >= 8 else "2+")
+    if q is not None and self.parent.stim.stall: self.cov.hit("sc_events", "ring_stall")
 
 
 class SxuModel(uvm_component):

@@ -154,8 +154,8 @@ class HbmFull(HbmTest):
   async def body(self):
     e = self.env
     for _ in range(2): await self.fill()
-    assert e.cov.cov.groups["buffer"].hits["full"] > 0, "the buffer never filled"
-    assert e.cov.cov.groups["request"].hits["readxbuffer_full"] + e.cov.cov.groups["request"].hits["writexbuffer_full"] > 0
+    assert e.cov.cov.groups["hbm_buffer"].hits["full"] > 0, "the buffer never filled"
+    assert e.cov.cov.groups["hbm_request"].hits["readxbuffer_full"] + e.cov.cov.groups["hbm_request"].hits["writexbuffer_full"] > 0
     await self.traffic(100)
 
 

@@ -10,7 +10,6 @@ from tinytpu.config import CHIP_CORES, CHIP_HBM_NODE, DEFAULT
 from tinytpu.tb import kit
 from tinytpu.tools import RTL
 
-MODULE = "tinytpu.tb.noc_ep.tests"
 N = 4  # the chip's default tile (DEFAULT.N), kept small whatever the configuration
 LEGAL = {"noc_core_ep": "CoreRandom,CoreContention", "noc_hbm_ep": "HbmRandom,HbmFull", "noc_sc_ep": "ScRandom"}
 BROKEN = {"noc_core_ep": "CoreBrokenModel", "noc_hbm_ep": "HbmBrokenModel", "noc_sc_ep": "ScBrokenModel"}
@@ -29,7 +28,7 @@ def params(top: str, latency: int = DEFAULT.HBM_LATENCY, **kw) -> dict:
 def run(top: str, tests: str, **kw):
   extra = kw.pop("extra_env", None)
   seed = kw.pop("seed", None)
-  kit.build_and_run(top, [RTL / f"{top}.sv"], MODULE, params(top, **kw), testcase=tests, seed=seed, extra_env=extra)
+  kit.build_and_run(top, [RTL / f"{top}.sv"], "tinytpu.tb.noc_ep.tests", params(top, **kw), testcase=tests, seed=seed, extra_env=extra)
 
 
 @pytest.mark.parametrize("top", list(LEGAL))
