@@ -50,12 +50,13 @@ UNIT_COSIM_TESTS = {"epi.sv": ["test_cosim_epi.py"], "sparsecore.sv": ["test_cos
                                "rtl/test_chip.py::test_single_core_cosim_signals_itself_and_traps_other_cores"]}  # after the random programs
 # the chip's own files (chip.sv and the NoC endpoints): the chip co-sim built from the copy runs the
 # smoke tests of tests/rtl/test_chip.py (handoffs, contention, the SparseCore on node 3, remote-read
-# latency and bandwidth, the random two-core lockstep against golden/chip.py), then the read
-# bandwidth at a timing where the DMA's tag FIFO size depends on the rings' round trip (at the
-# defaults a power of two absorbs it): one pytest run each, in order
+# latency and bandwidth, the random two-core lockstep against golden/chip.py), then the DMA's read
+# bandwidth and the SparseCore's gather at a timing where their tag FIFOs' sizes depend on the
+# rings' round trip (at the defaults a power of two absorbs it): one pytest run each, in order
 CHIP = "chip"
 CHIP_TESTS = [["-m", "not nightly", "tests/rtl/test_chip.py"],
-              ["-m", "nightly", "tests/rtl/test_chip.py::test_remote_read_bandwidth_other_timing"]]
+              ["-m", "nightly", "tests/rtl/test_chip.py::test_remote_read_bandwidth_other_timing",
+               "tests/rtl/test_chip.py::test_sparsecore_gather_bandwidth_other_timing"]]
 # the NoC endpoints' mutants first meet their own unit env (tb/noc_ep, built from the copy): malformed
 # packets with the sticky err_o, and ring back-pressure long enough to fill the HBM endpoint's
 # buffer, which no legal chip input makes; then the chip tests above. chip.sv runs CHIP_TESTS only
@@ -274,6 +275,14 @@ EQUIVALENT = {
     "its reset value is never read: every PEPI loads relu_q in the cycle it sets fresh_q, and res_q is written only when fresh_q",
   ("epi.sv", "relu2_q  <= 1'b0;", "relu2_q  <= 1'b1;"):
     "relu2_q only feeds the assertions (the result register's mode)",
+  # the chip's wiring: what no flit of a legal chip reaches
+  ("chip.sv", "assign r_ej_ready[HBM_NODE]  = 1'b1;", "assign r_ej_ready[HBM_NODE]  = 1'b0;"):
+    "no response flit is addressed to node 2: the HBM endpoint answers a request's source, and node 2 sends no requests",
+  ("chip.sv", "assign err_o = q_err || r_err || (|ep_err) || hep_err || h_err || scep_err;",
+   "assign err_o = q_err && r_err || (|ep_err) || hep_err || h_err || scep_err;"):
+    "q_err and r_err are the rings' bad-destination flags: every flit of the chip goes to an existing node (constant "
+    "destinations, a request's source, SIG.SEND's core checked by the SXU's trap), and the rings' InjDstExists fires "
+    "before either flag could rise; the flags' own path is tested in tb/noc",
 }
 
 
