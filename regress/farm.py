@@ -8,7 +8,7 @@
 
 The job is the unit: one Dask task per job, run by `run.run_job` on a worker in the submitting
 checkout (its path is sent along: a farm needs the checkout and the venv on a shared file system),
-submitted in list order as worker threads free up, so a worker only ever holds the job it runs.
+submitted longest `cost` first as worker threads free up, so a worker only ever holds the job it runs.
 Results come back as each job finishes; a job whose worker dies is reported `lost` (not rerun:
 `RETRIES` reruns, default 0), as are the jobs left when no worker has been seen for
 `NO_WORKERS_TIMEOUT` seconds (default 600); Ctrl-C cancels what is left and closes the cluster."""
@@ -24,6 +24,7 @@ import time
 import uuid
 
 from tinytpu.regress import run as runmod
+from tinytpu.regress import plan
 from tinytpu.regress.plan import ROOT
 
 JOBQUEUE = {"slurm": "SLURMCluster", "lsf": "LSFCluster", "pbs": "PBSCluster"}
@@ -132,7 +133,7 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, scheduler: str | None =
   if not quiet: print(f"[regress] {desc}", file=sys.stderr)
   kind = parse_scheduler(scheduler)[0] if connection is None else "local"
   started, futs, tag, fwd = {}, {}, uuid.uuid4().hex[:8], runmod.forward_env(env)
-  queue = list(jobs)  # list order; a job is submitted only when a worker thread is free for it, so a
+  queue = plan.longest_first(jobs)  # a job is submitted only when a worker thread is free for it, so a
   # worker holds just the job it runs and its death loses that one (the scheduler would otherwise
   # hand a worker several tasks at once, and count them all as killed with it)
   # with_results: each result is fetched as its job ends (a result left on a worker that dies would be recomputed)

@@ -115,15 +115,21 @@ def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
   return jobs
 
 
+def longest_first(jobs: list[dict]) -> list[dict]:
+  """`jobs` by decreasing `cost`, list order among equals: the order they are started in (and dealt
+  to shards), so the longest job does not start last and hold a one-slot run up after the rest."""
+  return [j for _, j in sorted(enumerate(jobs), key=lambda nj: (-nj[1]["cost"], nj[0]))]
+
+
 def shard(jobs: list[dict], i: int, k: int) -> list[dict]:
   """Shard i of k (1-based): jobs dealt longest first to the least loaded shard (ties: the lower
   shard, then list order), so shards take about the same time; list order kept inside a shard."""
   if not 1 <= i <= k: raise ValueError(f"shard {i}/{k}: need 1 <= i <= k")
   load, owner = [0.0] * k, {}
-  for n, j in sorted(enumerate(jobs), key=lambda nj: (-nj[1]["cost"], nj[0])):
+  for j in longest_first(jobs):
     s = min(range(k), key=lambda s: (load[s], s))
-    load[s] += j["cost"]; owner[n] = s
-  return [j for n, j in enumerate(jobs) if owner[n] == i - 1]
+    load[s] += j["cost"]; owner[id(j)] = s
+  return [j for j in jobs if owner[id(j)] == i - 1]
 
 
 def command(job: dict, python: str | None = None, out: str = "build/regress") -> list[str]:

@@ -182,11 +182,11 @@ def stop_on_signals():
 
 def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = None, quiet: bool = False,
         on_result=None) -> tuple[list[dict], Progress]:
-  """RUNNER=local: `jobs` with `j` in parallel in this process; results in list order, and the
-  Progress (coverage in .cov, .files documents)."""
+  """RUNNER=local: `jobs` with `j` in parallel in this process, started longest `cost` first;
+  results in list order, and the Progress (coverage in .cov, .files documents)."""
   prog = Progress(jobs, quiet, on_result)
   ex = cf.ThreadPoolExecutor(max_workers=max(1, j))
-  futs = {ex.submit(run_job, x, out, python): x for x in jobs}
+  futs = {ex.submit(run_job, x, out, python): x for x in plan.longest_first(jobs)}
   pending = set(futs)
   try:
     with stop_on_signals() as stop:
@@ -202,11 +202,11 @@ def run(jobs: list[dict], out: pathlib.Path, j: int = 2, python: str | None = No
 
 def _wait_all(futs: dict, pending: set, prog: Progress, stop: list) -> None:
   """Record each job's result as it finishes; a signal (`stop`) raises KeyboardInterrupt."""
-  order = {f: n for n, f in enumerate(futs)}
+  order = {id(x): n for n, x in enumerate(prog.jobs)}
   while pending:
     if stop: raise KeyboardInterrupt
     fin, pending = cf.wait(pending, timeout=2, return_when=cf.FIRST_COMPLETED)
-    for f in sorted(fin, key=order.get):  # jobs that finished together: reported in list order, not a set's
+    for f in sorted(fin, key=lambda f: order[id(futs[f])]):  # jobs that finished together: reported in list order, not a set's
       x = futs[f]
       try: r = f.result()
       except Exception as e:  # the runner itself failed on this job: report it, keep going

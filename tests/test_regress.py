@@ -529,6 +529,38 @@ def test_a_signal_stops_a_local_run_with_a_report(tmp_path, sig):
   assert st[0] == "pass" and set(st[1:]) <= {"pass", "cancelled"} and "cancelled" in st and restored
 
 
+def _start_order(runner, tmp_path):
+  """Three groups listed short, long, middle, run one at a time: the order the jobs started in (each
+  appends its name to a file) and the order of the results."""
+  started = tmp_path / "started"
+  g = lambda name, cost: (f'[[group]]\nname = "{name}"\nlayer = "golden"\ncost = {cost}\n'  # noqa: E731
+                          f"cmd = \"{{python}} -c 'open(\\\"{started}\\\", \\\"a\\\").write(\\\"{name} \\\")'\"\n")
+  jobs = plan.expand(plan.load(str(write(tmp_path, g("short", 1) + g("long", 9) + g("middle", 3)))))
+  results = runner(jobs)
+  return started.read_text().split(), [r["id"] for r in results], [r["status"] for r in results]
+
+
+def test_the_local_runner_starts_the_longest_jobs_first(tmp_path):
+  from tinytpu.regress import run
+  order, ids, st = _start_order(lambda jobs: run.run(jobs, tmp_path / "out", 1, quiet=True)[0], tmp_path)
+  assert order == ["long", "middle", "short"] and ids == ["short:000", "long:000", "middle:000"] and st == ["pass"] * 3
+
+
+def test_the_dask_runner_starts_the_longest_jobs_first(tmp_path):
+  distributed = pytest.importorskip("distributed")
+  from tinytpu.regress import farm
+  with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+       distributed.Client(cluster) as client:
+    conn = (client, cluster, "dask local cluster, 1 workers")
+    order, ids, st = _start_order(lambda jobs: farm.run(jobs, tmp_path / "out", 1, quiet=True, connection=conn)[0], tmp_path)
+  assert order == ["long", "middle", "short"] and ids == ["short:000", "long:000", "middle:000"] and st == ["pass"] * 3
+
+
+def test_longest_first_keeps_list_order_among_equals():
+  jobs = [{"id": i, "cost": c} for i, c in enumerate([1, 5, 1, 5, 2])]
+  assert [j["id"] for j in plan.longest_first(jobs)] == [1, 3, 4, 0, 2]
+
+
 @pytest.mark.parametrize("name", ["smoke", "nightly"])
 def test_expected_coverage_units_are_the_kits(name):
   # each unit a list expects documents from is one a covergroup of tb/ (or the core covergroup, tinytpu/corecov.py) names
