@@ -107,7 +107,7 @@ def cmd_run(argv: list[str]) -> int:
   except farm.FarmError as e:
     print(f"regress: {e}", file=sys.stderr)
     return 2
-  dats = codecov.collect(t0 - 1, ROOT)
+  dats = codecov.collect(out)
   points = codecov.merge(dats)
   if points:
     codecov.write_dat(points, out / "coverage.dat")

@@ -114,11 +114,11 @@ def write_dat(points: dict[str, int], path: pathlib.Path) -> None:
   path.write_text("# SystemC::Coverage-3\n" + "".join(f"C '{k}' {n}\n" for k, n in sorted(points.items())))
 
 
-def collect(since: float, root: pathlib.Path) -> list[pathlib.Path]:
-  """coverage.dat files the kit's simulations (build/cocotb/*/run/*/) and the co-sim processes of
-  --coverage builds (build/cosim-cov/*/, tinytpu.cosim.sim_env) wrote since `since`."""
-  found = [*root.glob("build/cocotb/*/run/*/coverage.dat"), *root.glob("build/cosim-cov/*/coverage.dat")]
-  return sorted(p for p in found if p.stat().st_mtime >= since)
+def collect(out: pathlib.Path) -> list[pathlib.Path]:
+  """The coverage files a run's jobs wrote: every simulation of a --coverage build (the kit's and
+  the co-sim's) writes one of its own into its job's folder, <out>/coverage/<job>/codecov/
+  (tinytpu.tools.code_coverage_file), so a run finds its own and only its own."""
+  return sorted(out.glob("coverage/*/codecov/*.dat"))
 
 
 def markdown(summ: dict[str, dict], nfiles: int, mods: dict[str, dict[str, list[int]]] | None = None, floor: dict | None = None) -> str:

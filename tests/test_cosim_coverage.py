@@ -1,8 +1,10 @@
 """Code coverage of the co-sim binaries (tinytpu.cosim.coverage_build, doc/regress.md): with
 TINYTPU_BUILD_ARGS=--coverage the co-sim is built with Verilator line, toggle and user coverage in a
-folder of its own, and every process writes its coverage.dat where regress/codecov.collect finds it.
+folder of its own, and every process writes its coverage.dat: in a regression job into the job's
+folder, where regress/codecov.collect finds a run's own files.
 The build itself is nightly (group cosim-codecov); the plumbing is checked here."""
 import os
+import pathlib
 
 import pytest
 
@@ -15,6 +17,7 @@ BUNDLE = ("tinytpu-bundle 1 N=4 VMEM_TILES=1024 PSUM_TILES=64\nasm LI s1, 5\nasm
 
 def test_coverage_arguments(monkeypatch, tmp_path):
   monkeypatch.setattr(cosim, "COVERAGE_RUNS", tmp_path)
+  monkeypatch.delenv("TINYTPU_COVERAGE_DIR", raising=False)  # outside a regression job
   monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage -DFOO")
   assert tools.build_args_from_env() == tools.COVERAGE_ARGS + ["-DFOO"]  # no expression coverage (tools.COVERAGE_ARGS)
   assert cosim.coverage_build()
@@ -26,11 +29,19 @@ def test_coverage_arguments(monkeypatch, tmp_path):
   assert cosim.sim_env() is None and not cosim.coverage_build()
 
 
-def test_collect_finds_cosim_files(tmp_path):
-  d = tmp_path / "build" / "cosim-cov" / "1-0"
-  d.mkdir(parents=True)
-  (d / "coverage.dat").write_text("# SystemC::Coverage-3\n")
-  assert codecov.collect(0, tmp_path) == [d / "coverage.dat"]
+def test_in_a_regression_job_each_process_writes_into_the_job(monkeypatch, tmp_path):
+  # the job's own folder (the runner's TINYTPU_COVERAGE_DIR), a file per process; collect finds a
+  # run's files and nothing else (another run's build/ files are not this run's coverage)
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage")
+  monkeypatch.setenv("TINYTPU_COVERAGE_DIR", str(tmp_path / "coverage" / "a_000"))
+  paths = [cosim.sim_env()["TINYTPU_COSIM_COVERAGE"] for _ in range(2)]
+  assert paths[0] != paths[1] and all(p.startswith(str(tmp_path / "coverage" / "a_000" / "codecov" / "cosim-")) for p in paths)
+  for p in paths: open(p, "w").write("# SystemC::Coverage-3\n")
+  (tmp_path / "build" / "cosim-cov" / "1-0").mkdir(parents=True)
+  (tmp_path / "build" / "cosim-cov" / "1-0" / "coverage.dat").write_text("# SystemC::Coverage-3\n")
+  assert [str(p) for p in codecov.collect(tmp_path)] == sorted(paths)
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "")
+  assert tools.code_coverage_file("x") is None  # no coverage build: nothing to write
 
 
 def test_parameterised_modules_count_as_the_module():
@@ -56,10 +67,12 @@ def test_coverage_build_writes_every_module(monkeypatch):
   """A --coverage co-sim run (one process, and the server) writes points of sim_top and of what it
   instantiates."""
   monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage")
-  before = set(cosim.COVERAGE_RUNS.glob("*/coverage.dat"))
+  job = os.environ.get("TINYTPU_COVERAGE_DIR")  # in a regression job the files go there (and count for the night)
+  files = lambda: set(pathlib.Path(job, "codecov").glob("cosim-*.dat") if job else cosim.COVERAGE_RUNS.glob("*/coverage.dat"))  # noqa: E731
+  before = files()
   r = cosim.run_bundle(BUNDLE)
   assert r.status == "ok" and (r.dumps[0][2] == 5).all()
-  new = [p for p in cosim.COVERAGE_RUNS.glob("*/coverage.dat") if p not in before]
+  new = [p for p in files() if p not in before]
   assert len(new) == 1
   mods = codecov.by_module(codecov.merge(new))
   assert {"sim_top", "tensorcore", "sxu", "dma", "hbm", "hbm_arb", "sparsecore"} <= set(mods), sorted(mods)

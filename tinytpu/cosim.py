@@ -67,7 +67,7 @@ def coverage_build() -> bool:
   """TINYTPU_BUILD_ARGS=--coverage (the regression's code-coverage variant, as for the unit
   environments): the co-sim binaries are built with Verilator line, toggle and branch coverage,
   in a build folder of their own, and every process writes a coverage.dat (sim_env)."""
-  return "--coverage" in os.environ.get("TINYTPU_BUILD_ARGS", "").split()
+  return tools.coverage_build()
 
 
 def xrand_seed() -> int | None:
@@ -93,18 +93,21 @@ def x_args() -> list[str]:
   return ["--x-assign", how, "--x-initial", how]
 
 
-COVERAGE_RUNS = tools.BUILD / "cosim-cov"  # <pid>-<n>/coverage.dat per co-sim process (regress/codecov.collect)
+COVERAGE_RUNS = tools.BUILD / "cosim-cov"  # <pid>-<n>/coverage.dat per co-sim process outside a regression job
 _cov_seq = iter(range(1 << 62))
 
 
 def sim_env() -> dict | None:
   """The environment of a co-sim process: with a coverage build, where it writes its coverage.dat
-  (TINYTPU_COSIM_COVERAGE, read by rtl/sim/sim_clock.h at exit); else the caller's (None)."""
+  (TINYTPU_COSIM_COVERAGE, read by rtl/sim/sim_clock.h at exit): in a regression job the job's
+  own folder (tools.code_coverage_file), else COVERAGE_RUNS; without one the caller's (None)."""
   if not coverage_build():
     return None
-  d = COVERAGE_RUNS / f"{os.getpid()}-{next(_cov_seq)}"
-  d.mkdir(parents=True, exist_ok=True)
-  return {**os.environ, "TINYTPU_COSIM_COVERAGE": str(d / "coverage.dat")}
+  if (f := tools.code_coverage_file("cosim")) is None:
+    d = COVERAGE_RUNS / f"{os.getpid()}-{next(_cov_seq)}"
+    d.mkdir(parents=True, exist_ok=True)
+    f = d / "coverage.dat"
+  return {**os.environ, "TINYTPU_COSIM_COVERAGE": str(f)}
 
 
 def verilate(top: str, gen_args: list[str], sources: list[pathlib.Path], d: pathlib.Path, name: str, hdr: str,

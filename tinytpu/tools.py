@@ -11,6 +11,7 @@ TINYTPU_BUILD_DIR overrides the build folder in both."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import pathlib
 import shutil
@@ -79,6 +80,27 @@ def build_args_from_env() -> list[str]:
   for a in shlex.split(os.environ.get("TINYTPU_BUILD_ARGS", "")):
     out += COVERAGE_ARGS if a == "--coverage" else [a]
   return out
+
+
+def coverage_build() -> bool:
+  """TINYTPU_BUILD_ARGS=--coverage: the regression's code-coverage variant of a build."""
+  return "--coverage" in os.environ.get("TINYTPU_BUILD_ARGS", "").split()
+
+
+_codecov_files = itertools.count()
+
+
+def code_coverage_file(label: str) -> pathlib.Path | None:
+  """Where a simulation of a coverage build writes its Verilator coverage when a regression job
+  runs it: a file of its own, <TINYTPU_COVERAGE_DIR>/codecov/<label>-<pid>-<n>.dat (the runner gives
+  every job its own folder, so a run merges exactly its own jobs' files, and no simulation overwrites
+  another's). None without a coverage build or outside the runner: the simulator's own default place."""
+  d = os.environ.get("TINYTPU_COVERAGE_DIR")
+  if not (d and coverage_build()):
+    return None
+  out = pathlib.Path(d) / "codecov"
+  out.mkdir(parents=True, exist_ok=True)
+  return out / f"{label}-{os.getpid()}-{next(_codecov_files)}.dat"
 
 
 def rtl_sources() -> list[pathlib.Path]:

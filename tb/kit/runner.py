@@ -128,13 +128,17 @@ def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str,
   wave_file = tdir / ("dump.fst" if FST else "dump.vcd")
   log = tdir / "sim.log"
   print(f"[tinytpu] {top} {tag or '-'} {test_module}:{testcase or 'all'} seed={seed} (TINYTPU_SEED={seed})")
+  # a coverage build in a regression job: its coverage.dat into the job's folder, one file per
+  # simulation (the default, coverage.dat in tdir, is overwritten by the next run of this testcase)
+  cov = tools.code_coverage_file(f"{top}-{tag}-{tdir.name}")
   r = get_runner("verilator")
   # the runner exits the process on failure under pytest; we want a readable assertion instead
   saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
   try:
     r.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog", testcase=testcase, seed=seed, extra_env=env,
            waves=waves, build_dir=bdir, test_dir=tdir, results_xml=str(xml), parameters=params,
-           test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log)
+           test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log,
+           plusargs=[f"+verilator+coverage+file+{cov}"] if cov else [])
   except (SystemExit, RuntimeError) as e:  # a failed test, or a simulation stopped (a firing assertion)
     if not xml.exists():
       fired = [l.strip() for l in log.read_text(errors="replace").splitlines() if "ASSERT FAILED" in l] if log.exists() else []

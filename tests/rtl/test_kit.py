@@ -12,6 +12,19 @@ def test_kit_selftest():
   assert "KitUndrivenInput: the bench never drives input(s) b_i of kit_alu" in (xml.parent / "sim.log").read_text()
 
 
+def test_a_coverage_build_writes_a_file_per_simulation_into_the_job(monkeypatch, tmp_path):
+  """In a regression job (TINYTPU_COVERAGE_DIR) each simulation of a --coverage build writes its own
+  coverage file into the job's folder: two runs of one testcase are two files, none overwritten."""
+  from tinytpu.regress import codecov
+  monkeypatch.setenv("TINYTPU_BUILD_ARGS", "--coverage")
+  monkeypatch.setenv("TINYTPU_COVERAGE_DIR", str(tmp_path / "coverage" / "job"))
+  for seed in (1, 2):
+    kit.build_and_run("kit_alu", [ROOT / "tb/kit/selftest/kit_alu.sv"], "tinytpu.tb.kit.selftest.tests", seed=seed)
+  dats = codecov.collect(tmp_path)
+  assert len(dats) == 2 and all(f.name.startswith("kit_alu-") for f in dats), dats
+  assert codecov.by_module(codecov.merge(dats))["kit_alu"]["line"][0] > 0
+
+
 def test_top_inputs_lists_required_inputs(tmp_path):
   """Types (logic, enums, packed dims), defaults (optional) and comments as rtl/ writes them."""
   sv = tmp_path / "m.sv"
