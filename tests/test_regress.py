@@ -38,7 +38,7 @@ def test_nightly_has_every_ingredient():
   assert "+verilator+rand+reset+2" in g["rtl-xrand"]["env"]["SIM_CMD_SUFFIX"]
   assert g["backend"]["env"]["TINYTPU_TEST_SIM"] == "both"
   # one mutation job per RTL file (tests/test_mutate.py::test_mutants_of), their score held to the goal
-  assert g["mutation"]["split"] == "node" and plan.load("nightly")["mutation_goal"] == 95
+  assert g["mutation-files"]["split"] == "node" and plan.load("nightly")["mutation_goal"] == 95
   # the smoke list selects what `make test` runs: the N = 4 tier only
   smoke = plan.load("smoke")["group"]
   assert all(x.get("mark") == "not nightly" for x in smoke), [x["name"] for x in smoke if x.get("mark") != "not nightly"]
