@@ -29,7 +29,7 @@ import collections
 import random
 
 from cocotb.triggers import FallingEdge, ReadOnly
-from pyuvm import uvm_analysis_port, uvm_component, uvm_driver, uvm_sequence, uvm_sequencer
+from pyuvm import uvm_analysis_port, uvm_component, uvm_sequence, uvm_sequencer
 
 from tinytpu import isa
 from tinytpu.tb import kit
@@ -108,22 +108,14 @@ class RandomCmdSeq(uvm_sequence):
 
 # ---------------------------------------------------------------------------------------------
 # drivers and models (all stepped by DmaBus, at the falling edge, then sampled after it)
-class CmdDriver(uvm_driver):
+class CmdDriver(kit.QueueDriver):
   """Offers the oldest command once it may go: not while an earlier DMA.IN still to complete
   writes a VMEM tile a DMA.OUT would read. `gap_prob`: chance of holding a ready command a cycle."""
   def __init__(self, name, parent):
     super().__init__(name, parent)
     self.env = parent
-    self.q: collections.deque[DmaCmd] = collections.deque()
-    self.offered: DmaCmd | None = None
     self.gap_prob = 0.0
     self.blocked = False
-
-  async def run_phase(self):
-    while True:
-      c = await self.seq_item_port.get_next_item()
-      self.q.append(c)
-      self.seq_item_port.item_done()
 
   def step(self) -> DmaCmd | None:
     self.offered, self.blocked = None, False

@@ -34,7 +34,7 @@ import collections
 import random
 
 from cocotb.triggers import FallingEdge, ReadOnly
-from pyuvm import uvm_component, uvm_driver, uvm_sequence, uvm_sequencer
+from pyuvm import uvm_component, uvm_sequence, uvm_sequencer
 
 from tinytpu.tb import kit
 
@@ -69,34 +69,17 @@ class RandomReqSeq(uvm_sequence):
       await self.finish_item(q)
 
 
-class Requester(uvm_driver):
+class Requester(kit.QueueDriver):
   """Offers its oldest request after that request's gap, and holds it until accepted."""
   def __init__(self, name, parent, port: int):
     super().__init__(name, parent)
     self.env, self.port = parent, port
-    self.q: collections.deque[HbmReq] = collections.deque()
-    self.offered: HbmReq | None = None
-    self.waited = 0
     self.received: collections.deque[HbmReq] = collections.deque()  # accepted, response due
 
-  async def run_phase(self):
-    while True:
-      q = await self.seq_item_port.get_next_item()
-      q.src = self.port
-      self.q.append(q)
-      self.seq_item_port.item_done()
-
-  def step(self) -> HbmReq | None:
-    """The request offered this cycle (held once offered)."""
-    if self.offered is None and self.q:
-      if self.waited < self.q[0].gap:
-        self.waited += 1
-      else:
-        self.offered, self.waited = self.q.popleft(), 0
-    return self.offered
+  def accept(self, item: HbmReq) -> None: item.src = self.port
 
   def idle(self) -> bool:
-    return not self.q and self.offered is None and not self.received
+    return super().idle() and not self.received
 
 
 class HbmModel(uvm_component):
@@ -180,7 +163,7 @@ class ArbBus(uvm_component):
         if q is not None and c.ready[r.port]:
           q.accepted = e.cycle
           r.received.append(q)
-          r.offered = None
+          r.take()
       for i in range(2):
         if c.rsp_valid >> i & 1 and e.reqs[i].received:
           e.sb.delivered(i, e.reqs[i].received.popleft(), c)

@@ -9,6 +9,7 @@ rising edge. A `Channel` maps item fields to DUT ports, so one driver/monitor se
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import random
 
@@ -111,6 +112,38 @@ class Driver(uvm_driver):
           await FallingEdge(clk(self.dut))
           if ok: break
       self.seq_item_port.item_done()
+
+
+class QueueDriver(uvm_driver):
+  """For benches that set the DUT's inputs cycle by cycle themselves (one loop for all ports) rather
+  than a coroutine per channel: queues the items its sequencer sends (`accept` may stamp each one
+  first), and the bench asks `step()` each cycle for the item on offer. The policy here: the oldest
+  item once it has waited its `gap` cycles (an item attribute, 0 if none), offered until `take()`,
+  as valid/ready requires (an offer is never withdrawn). Subclasses override `step` for another."""
+  def __init__(self, name, parent):
+    super().__init__(name, parent)
+    self.q: collections.deque = collections.deque()
+    self.offered = None
+    self.waited = 0
+
+  def accept(self, item) -> None:
+    """An item arriving from the sequencer, before it is queued."""
+
+  async def run_phase(self):
+    while True:
+      item = await self.seq_item_port.get_next_item()
+      self.accept(item)
+      self.q.append(item)
+      self.seq_item_port.item_done()
+
+  def step(self):
+    if self.offered is None and self.q:
+      if self.waited < (getattr(self.q[0], "gap", 0) or 0): self.waited += 1
+      else: self.offered, self.waited = self.q.popleft(), 0
+    return self.offered
+
+  def take(self) -> None: self.offered = None
+  def idle(self) -> bool: return not self.q and self.offered is None
 
 
 class ReadyDriver(uvm_component):

@@ -17,7 +17,7 @@ import random
 import statistics
 
 from cocotb.triggers import FallingEdge, ReadOnly
-from pyuvm import uvm_analysis_port, uvm_component, uvm_driver, uvm_sequence, uvm_sequencer
+from pyuvm import uvm_analysis_port, uvm_component, uvm_sequence, uvm_sequencer
 
 from tinytpu.tb import kit
 
@@ -107,25 +107,19 @@ class BadDstSeq(TrafficSeq):
 
 # ---------------------------------------------------------------------------------------------
 # drivers
-class InjectDriver(uvm_driver):
+class InjectDriver(kit.QueueDriver):
   """One endpoint's source: takes packets from its sequencer into a source queue, stamps each with
   its creation cycle (previous creation + gap), and offers the oldest once created. Driven through
   the PortBus (`step` at the falling edge, `sample` after it)."""
   def __init__(self, name, parent, node: int):
     super().__init__(name, parent)
     self.node = node
-    self.q: collections.deque[Packet] = collections.deque()
     self.last_created = 0
-    self.offered: Packet | None = None
 
-  async def run_phase(self):
-    while True:
-      p = await self.seq_item_port.get_next_item()
-      # Bernoulli arrivals: at most one packet created a cycle, `gap` empty cycles before this one
-      p.created = max(self.last_created + 1, self.parent.cycle) + p.gap
-      self.last_created = p.created
-      self.q.append(p)
-      self.seq_item_port.item_done()
+  def accept(self, p: Packet) -> None:
+    # Bernoulli arrivals: at most one packet created a cycle, `gap` empty cycles before this one
+    p.created = max(self.last_created + 1, self.parent.cycle) + p.gap
+    self.last_created = p.created
 
   def step(self, cycle: int) -> Packet | None:
     self.offered = self.q[0] if self.q and self.q[0].created <= cycle else None

@@ -27,7 +27,7 @@ import collections
 import random
 
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
-from pyuvm import uvm_component, uvm_driver, uvm_sequence, uvm_sequencer
+from pyuvm import uvm_component, uvm_sequence, uvm_sequencer
 
 from tinytpu.tb import kit
 
@@ -69,28 +69,8 @@ class ReqSeq(uvm_sequence):
       await self.finish_item(f)
 
 
-class Source(uvm_driver):
-  """Offers its oldest item after that item's gap and holds it until `take()`."""
-  def __init__(self, name, parent):
-    super().__init__(name, parent)
-    self.q: collections.deque[Flit] = collections.deque()
-    self.offered: Flit | None = None
-    self.waited = 0
-
-  async def run_phase(self):
-    while True:
-      f = await self.seq_item_port.get_next_item()
-      self.q.append(f)
-      self.seq_item_port.item_done()
-
-  def step(self) -> Flit | None:
-    if self.offered is None and self.q:
-      if self.waited < self.q[0].gap: self.waited += 1
-      else: self.offered, self.waited = self.q.popleft(), 0
-    return self.offered
-
-  def take(self): self.offered = None
-  def idle(self) -> bool: return not self.q and self.offered is None
+class Source(kit.QueueDriver):
+  """Offers its oldest item after that item's gap and holds it until `take()` (the kit's policy)."""
 
 
 class Stim(uvm_component):
