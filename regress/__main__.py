@@ -2,7 +2,8 @@
 
   python -m tinytpu.regress [--list nightly] [--shard i/k] [-j 2] [--out DIR] [--dry-run] [--only GLOB]
                             [--runner dask|local] [--scheduler local|tcp://host:port|slurm|lsf|pbs] [--seed S]
-  python -m tinytpu.regress merge DIR1 DIR2 ... --out DIR
+                            [--record [PART]]
+  python -m tinytpu.regress merge DIR1 DIR2 ... --out DIR [--record [PART]]
   python -m tinytpu.regress waves --test NODE [--seed S]
 Exit status 1 on any failed job, functional coverage below the list's goal, or a benchmark more
 than 10% slower in cycles than in the previous report."""
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import gzip
 import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +25,20 @@ from tinytpu.regress import codecov, farm, plan, report, run
 from tinytpu.regress.plan import ROOT
 
 REPORTS = ROOT / "regress" / "reports"
+RECORDS = ROOT / "regress" / "records"  # committed: a part of a nightly outlives the machine that ran it
+
+
+def record(out: pathlib.Path, res: dict, part: str, records: pathlib.Path | None = None) -> pathlib.Path:
+  """Copy what `merge` reads of the report in `out` (results.json, summary.md, the merged coverage
+  gzipped) to <records>/<date>-<commit>/<part>/, to be committed (regress/reports/ is not)."""
+  if not part or "/" in part or part.startswith("."): raise ValueError(f"--record {part!r}: want a folder name")
+  dest = (records or RECORDS) / f"{res['started'][:10]}-{res['commit']}" / part
+  dest.mkdir(parents=True, exist_ok=True)
+  for name in ("results.json", "summary.md"): shutil.copyfile(out / name, dest / name)
+  (dest / "coverage.dat.gz").unlink(missing_ok=True)
+  if (out / "coverage.dat").exists():
+    with (out / "coverage.dat").open("rb") as src, gzip.open(dest / "coverage.dat.gz", "wb") as dst: shutil.copyfileobj(src, dst)
+  return dest
 
 
 def _shard(s: str) -> tuple[int, int]:
@@ -47,10 +64,11 @@ def codecov_fields(points: dict, nfiles: int, floor: dict | None) -> dict:
           "code_coverage_problems": problems}
 
 
-def _finish(res: dict, out: pathlib.Path, tsv: str | None) -> int:
+def _finish(res: dict, out: pathlib.Path, tsv: str | None, part: str | None = None) -> int:
   why = report.write(out, res)
   if tsv and not res.get("shard"): report.append_tsv(pathlib.Path(tsv), res)
   print(f"report: {out / 'summary.md'} (junit.xml, results.json)")
+  if part is not None: print(f"recorded in {record(out, res, part or out.name)} (commit it)")
   print("FAIL: " + "; ".join(why) if why else "PASS")
   return 1 if why else 0
 
@@ -71,6 +89,9 @@ def cmd_run(argv: list[str]) -> int:
   ap.add_argument("--scheduler", default=os.environ.get("SCHEDULER"),
                   help="the Dask cluster: local (default), tcp://host:port, slurm, lsf or pbs (SCHEDULER=; doc/regress.md)")
   ap.add_argument("--seed", default=os.environ.get("SEED"), help="the night's seed (SEED=; default: the date as YYYYMMDD)")
+  ap.add_argument("--record", nargs="?", const="", metavar="PART",
+                  help="also copy the report (results.json, summary.md, coverage.dat.gz) to regress/records/<date>-<commit>/PART "
+                       "(default PART: shard-i-of-k, else the report folder's name), to commit")
   a = ap.parse_args(argv)
   lst = plan.load(a.list)
   night, night_from = plan.night_seed(a.seed)
@@ -117,11 +138,12 @@ def cmd_run(argv: list[str]) -> int:
          "bench": json.loads(bench.read_text()) if bench.exists() else None,
          "bench_prev": prev, "bench_prev_from": prev_from,
          **codecov_fields(points, len(dats), lst.get("code_coverage_floor"))}
+  part = a.record if a.record is None or a.record else (tag.lstrip("-") or out.name)
   if any(r["status"] == "cancelled" for r in results):
-    _finish(res, out, None)
+    _finish(res, out, None, part)
     print("interrupted: the jobs not run are marked cancelled in the report", file=sys.stderr)
     return 130
-  return _finish(res, out, a.tsv)
+  return _finish(res, out, a.tsv, part)
 
 
 def cmd_merge(argv: list[str]) -> int:
@@ -130,10 +152,11 @@ def cmd_merge(argv: list[str]) -> int:
   ap.add_argument("--out", required=True)
   ap.add_argument("--tsv", default=str(ROOT / "results.tsv"))
   ap.add_argument("--no-tsv", dest="tsv", action="store_const", const=None)
+  ap.add_argument("--record", nargs="?", const="merged", metavar="PART", help="also copy the merged report to regress/records (default PART: merged)")
   a = ap.parse_args(argv)
   out = pathlib.Path(a.out).resolve()
   res = report.merge([pathlib.Path(d) for d in a.dirs], out)
-  return _finish(res, out, a.tsv)
+  return _finish(res, out, a.tsv, a.record)
 
 
 def cmd_waves(argv: list[str]) -> int:

@@ -4,6 +4,7 @@ the format is read here: one `C '<key><value>...' <count>` line per coverage poi
 separated by \\x01 (key) and \\x02 (value); `page` says the kind (v_line, v_branch, v_toggle, ...)."""
 from __future__ import annotations
 
+import gzip
 import pathlib
 import re
 
@@ -11,8 +12,10 @@ _LINE = re.compile(r"^C '(.*)' (\d+)$")
 
 
 def parse(path: pathlib.Path) -> dict[str, int]:
+  """The points of a coverage file (gzipped when it ends in .gz: a committed record's)."""
   points: dict[str, int] = {}
-  for line in path.read_text(errors="replace").splitlines():
+  text = gzip.decompress(path.read_bytes()).decode(errors="replace") if path.suffix == ".gz" else path.read_text(errors="replace")
+  for line in text.splitlines():
     if (m := _LINE.match(line)):
       points[m[1]] = points.get(m[1], 0) + int(m[2])
   return points

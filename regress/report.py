@@ -366,7 +366,8 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
   if len({p.get("seed") for p in parts}) > 1:  # shards that reseeded on different dates: say so, keep every seed
     res["seed_from"] = f"shards ran different seeds: {sorted({p.get('seed') for p in parts}, key=str)} (give every shard the same SEED=)"
   from tinytpu.regress import codecov
-  dats = [d / "coverage.dat" for d in dirs if (d / "coverage.dat").exists()]
+  # a part's merged coverage: coverage.dat, or coverage.dat.gz in a committed record (--record)
+  dats = [f for d in dirs if (f := next((g for g in (d / "coverage.dat", d / "coverage.dat.gz") if g.exists()), None))]
   floor = parts[0].get("code_coverage_floor")
   if (points := codecov.merge(dats)):
     out.mkdir(parents=True, exist_ok=True)

@@ -496,6 +496,35 @@ def test_a_partial_report_as_each_job_finishes(tmp_path):
   assert "(in progress: 2 of 3 jobs done)" in report.summary_md({**fake_res(results[:2]), "partial": 3})
 
 
+def test_a_run_merges_its_jobs_coverage_files_and_records_itself(tmp_path, monkeypatch):
+  """Each job's Verilator coverage files in its own folder are the run's code coverage (a file
+  elsewhere is not); --record copies the report to regress/records/<date>-<commit>/
+  <part> with the coverage gzipped, and `merge` reads such records."""
+  import gzip
+  from tinytpu.regress import __main__ as cli
+  monkeypatch.setattr(cli, "RECORDS", tmp_path / "records")
+  point = "\x01page\x02v_line/foo\x01f\x02foo.sv\x01l\x027"
+  (tmp_path / "one.dat").write_text(f"# SystemC::Coverage-3\nC '{point}' 3\n")
+  (tmp_path / "coverage.dat").write_text(f"# SystemC::Coverage-3\nC '{point}' 100\n")  # not a job's: not counted
+  script = tmp_path / "sim.py"  # a job's simulation: its coverage file into the job's folder
+  script.write_text("import os, pathlib, shutil\nd = pathlib.Path(os.environ['TINYTPU_COVERAGE_DIR']) / 'codecov'\n"
+                    f"d.mkdir(parents=True)\nshutil.copy({str(tmp_path / 'one.dat')!r}, d / 'sim-1.dat')\n")
+  lst = write(tmp_path, f'[[group]]\nname = "a"\nlayer = "golden"\ncmd = "{{python}} {script}"\nseeds = 2\nchunk = 1\n')
+  assert cli.main(["--list", str(lst), "--out", str(tmp_path / "p1"), "--no-tsv", "--runner", "local", "--record", "p1"]) == 0
+  assert cli.main(["--list", str(lst), "--out", str(tmp_path / "p2"), "--no-tsv", "--runner", "local", "--record", "p2", "--only", "a:001"]) == 0
+  res = json.loads((tmp_path / "p1" / "results.json").read_text())
+  rec = tmp_path / "records" / f"{res['started'][:10]}-{res['commit']}"
+  assert sorted(f.name for f in (rec / "p1").iterdir()) == ["coverage.dat.gz", "results.json", "summary.md"]
+  assert f"C '{point}' 6\n" in gzip.decompress((rec / "p1" / "coverage.dat.gz").read_bytes()).decode()  # two jobs, 3 hits each
+  # p1's a:001 and p2's: one job run twice, refused; p1 with its a:001 dropped merges p2's coverage from its record
+  with pytest.raises(ValueError, match="a job appears in two shards"): cli.main(["merge", str(rec / "p1"), str(rec / "p2"), "--out", str(tmp_path / "m")])
+  r1 = json.loads((rec / "p1" / "results.json").read_text())
+  (rec / "p1" / "results.json").write_text(json.dumps({**r1, "jobs": r1["jobs"][:1]}))
+  assert cli.main(["merge", str(rec / "p1"), str(rec / "p2"), "--out", str(tmp_path / "m"), "--no-tsv"]) == 0
+  assert f"C '{point}' 9\n" in (tmp_path / "m" / "coverage.dat").read_text()
+  with pytest.raises(ValueError, match="want a folder name"): cli.record(tmp_path / "p1", res, "../x", tmp_path / "records")
+
+
 def _stopped_by(sig, runner, tmp_path):
   """Four one-line jobs; the signal arrives as the first one's result is recorded. Returns the
   statuses and whether the handlers in place before the run are back."""
