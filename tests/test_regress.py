@@ -2,6 +2,7 @@
 merging on fake job results, the coverage and benchmark rules, and a golden op broken in a copy of
 the repository making the runner fail with a reproduce command."""
 import json
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -556,6 +557,50 @@ def test_a_signal_stops_a_local_run_with_a_report(tmp_path, sig):
   from tinytpu.regress import run
   st, restored = _stopped_by(getattr(signal, sig), lambda jobs, cb: run.run(jobs, tmp_path / "out", 1, quiet=True, on_result=cb)[0], tmp_path)
   assert st[0] == "pass" and set(st[1:]) <= {"pass", "cancelled"} and "cancelled" in st and restored
+
+
+DEEP_JOB = """import os, signal, subprocess, sys, time
+depth, pids = int(sys.argv[1]), sys.argv[2]
+if depth == 0:  # the leaf: deaf to SIGINT and SIGTERM (a compiler or simulator busy in a job)
+  signal.signal(signal.SIGINT, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN)
+  open(pids, "a").write(f"{os.getpid()}\\n")
+  time.sleep(600)
+subprocess.run([sys.executable, __file__, str(depth - 1), pids])
+"""
+
+
+@pytest.mark.parametrize("runner", ["dask", "local"])
+def test_sigint_stops_a_run_whose_jobs_run_deep_process_trees(tmp_path, runner):
+  """A mutation job is `pytest` -> `tinytpu mutate` -> verilator -> make -> the compiler; the leaf
+  here ignores SIGINT and SIGTERM. SIGINT to the runner alone (not its process group) ends the run
+  within seconds, with its report, and leaves no process of the jobs' trees behind."""
+  import os
+  import signal
+  import time
+  if runner == "dask": pytest.importorskip("distributed")
+  (tmp_path / "deep.py").write_text(DEEP_JOB)
+  pids = tmp_path / "leaves"
+  lst = write(tmp_path, f'[[group]]\nname = "a"\nlayer = "golden"\ncmd = "{{python}} {tmp_path / "deep.py"} 3 {pids}"\nseeds = 3\nchunk = 1\n')
+  p = subprocess.Popen([sys.executable, "-m", "tinytpu.regress", "--list", str(lst), "--out", str(tmp_path / "r"), "--no-tsv", "-j", "2",
+                        "--runner", runner], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    t0 = time.time()
+    while len(pids.read_text().split() if pids.exists() else []) < 2:  # both job slots hold a deep tree
+      assert p.poll() is None and time.time() - t0 < 120, "the jobs never started"
+      time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+  finally:
+    if p.poll() is None: p.kill()
+  assert p.returncode == 130, out
+  assert [j["status"] for j in json.loads((tmp_path / "r" / "results.json").read_text())["jobs"]] == ["cancelled"] * 3
+  leaves = [int(x) for x in pids.read_text().split()]
+  running = lambda pid: (st := pathlib.Path(f"/proc/{pid}/stat")).exists() and st.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # noqa: E731
+  t0 = time.time()
+  while any(map(running, leaves)) and time.time() - t0 < 10: time.sleep(0.1)  # SIGKILLed: gone, or a zombie until reaped
+  alive = [pid for pid in leaves if running(pid)]
+  for pid in alive: os.kill(pid, signal.SIGKILL)
+  assert alive == [], "job processes left running after the run ended"
 
 
 def _start_order(runner, tmp_path):
