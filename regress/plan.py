@@ -21,7 +21,7 @@ import tomllib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LISTS = pathlib.Path(__file__).resolve().parent / "lists"
 LAYERS = ("unit", "core", "cosim", "backend", "golden", "random", "bench")
-KEYS = {"name", "unit", "layer", "config", "pytest", "cmd", "mark", "split", "env", "cost", "seeds", "chunk", "seed_base"}
+KEYS = {"name", "unit", "layer", "config", "pytest", "cmd", "mark", "split", "env", "cost", "costs", "seeds", "chunk", "seed_base"}
 PYTEST = ["-m", "pytest", "-p", "no:cacheprovider", "-n", "0"]
 
 
@@ -111,8 +111,17 @@ def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
       if night is not None:  # tests that draw their own seed from the date (the fuzzer) take the night's
         env.setdefault("TINYTPU_NIGHT_SEED", str(night))
       jobs.append({"id": f"{g['name']}:{i:03d}", "group": g["name"], **tags, "seeds": nseeds, "seed": seed, "seeded": seeded,
-                   "cost": g.get("cost", 1), "kind": kind, "args": args, "env": env})
+                   "cost": job_cost(g, args), "kind": kind, "args": args, "env": env})
   return jobs
+
+
+def job_cost(g: dict, args: list[str]) -> float:
+  """A job's cost: the group's `cost`, or from its `costs` table ({text: minutes}) the entry whose
+  text its arguments contain, the longest such text if several do (a group whose jobs differ a lot,
+  as one mutation job per RTL file: 2 to 45 minutes)."""
+  line = " ".join(args)
+  hits = [k for k in g.get("costs", {}) if k in line]
+  return g["costs"][max(hits, key=len)] if hits else g.get("cost", 1)
 
 
 def longest_first(jobs: list[dict]) -> list[dict]:

@@ -561,11 +561,12 @@ def test_a_signal_stops_a_local_run_with_a_report(tmp_path, sig):
 
 DEEP_JOB = """import os, signal, subprocess, sys, time
 depth, pids = int(sys.argv[1]), sys.argv[2]
-if depth == 0:  # the leaf: deaf to SIGINT and SIGTERM (a compiler or simulator busy in a job)
+if depth == 0:  # the leaf: deaf to SIGINT and SIGTERM (a compiler or simulator busy in a job), gone in 2 min at most
   signal.signal(signal.SIGINT, signal.SIG_IGN); signal.signal(signal.SIGTERM, signal.SIG_IGN)
   open(pids, "a").write(f"{os.getpid()}\\n")
-  time.sleep(600)
-subprocess.run([sys.executable, __file__, str(depth - 1), pids])
+  time.sleep(120)
+else:
+  subprocess.run([sys.executable, __file__, str(depth - 1), pids])
 """
 
 
@@ -628,6 +629,15 @@ def test_the_dask_runner_starts_the_longest_jobs_first(tmp_path):
     conn = (client, cluster, "dask local cluster, 1 workers")
     order, ids, st = _start_order(lambda jobs: farm.run(jobs, tmp_path / "out", 1, quiet=True, connection=conn)[0], tmp_path)
   assert order == ["long", "middle", "short"] and ids == ["short:000", "long:000", "middle:000"] and st == ["pass"] * 3
+
+
+def test_a_groups_costs_table_prices_its_jobs():
+  g = {"cost": 3, "costs": {"[chip.sv]": 45, "sv]": 1, "[noc_sc_ep.sv]": 20}}
+  assert [plan.job_cost(g, ["-m", "x", f"t.py::test_mutants_of[{f}]"]) for f in ("chip.sv", "vrf.sv", "noc_sc_ep.sv")] == [45, 1, 20]
+  assert plan.job_cost(g, ["t.py::other"]) == 3 and plan.job_cost({}, ["a"]) == 1
+  jobs = plan.expand(plan.load("nightly"))
+  cost = {j["args"][-1].split("[")[-1].rstrip("]"): j["cost"] for j in jobs if j["group"] == "mutation-files"}
+  assert cost["chip.sv"] > 5 * cost["vrf.sv"]  # the nightly's per-file mutation jobs are priced per file
 
 
 def test_longest_first_keeps_list_order_among_equals():
