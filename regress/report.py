@@ -349,7 +349,9 @@ def merge(dirs: list[pathlib.Path], out: pathlib.Path) -> dict:
   # a job one run did not finish (interrupted: cancelled; its worker lost) and another finished (a
   # preempted node's jobs rerun elsewhere with --only): the finished run counts
   finished = {j["id"] for p in parts for j in p["jobs"] if j["status"] not in UNFINISHED}
-  jobs = [j for p in parts for j in p["jobs"] if j["status"] not in UNFINISHED or j["id"] not in finished]
+  # a job no run finished and two left (cancelled in a shard, then lost in a rerun): the last part's
+  last = {j["id"]: j for p in parts for j in p["jobs"] if j["status"] in UNFINISHED}
+  jobs = [j for p in parts for j in p["jobs"] if j["status"] not in UNFINISHED or (j["id"] not in finished and last[j["id"]] is j)]
   jobs.sort(key=lambda j: (order.get(j["id"], len(order)), j["id"]))
   if len({j["id"] for j in jobs}) != len(jobs): raise ValueError("a job appears in two shards")
   missing = [jid for jid in order if jid not in {j["id"] for j in jobs}]

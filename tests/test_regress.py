@@ -180,6 +180,17 @@ def test_report_write_and_merge_shards(tmp_path):
   assert rows[1][0] == "2025-01-02" and rows[1][1] == "abc1234" and "1/3 jobs" in rows[1][5]
 
 
+def test_merge_keeps_one_entry_of_a_job_no_part_finished(tmp_path):
+  # a: cancelled in the shard, then lost in a rerun, finished by neither: one entry, the rerun's;
+  # b: cancelled in the shard, passed in a second rerun: the pass
+  shard = {**fake_res([fake_job("a:000", status="cancelled"), fake_job("b:000", status="cancelled")]), "all_jobs": ["a:000", "b:000"]}
+  rerun1 = {**fake_res([fake_job("a:000", status="lost")]), "all_jobs": ["a:000", "b:000"]}
+  rerun2 = {**fake_res([fake_job("b:000")]), "all_jobs": ["a:000", "b:000"]}
+  for name, r in (("s", shard), ("r1", rerun1), ("r2", rerun2)): report.write(tmp_path / name, r)
+  res = report.merge([tmp_path / "s", tmp_path / "r1", tmp_path / "r2"], tmp_path / "m")
+  assert [(j["id"], j["status"]) for j in res["jobs"]] == [("a:000", "lost"), ("b:000", "pass")]
+
+
 def test_mutation_jobs_add_up_to_a_score(tmp_path):
   """The nightly's mutation jobs (one per RTL file) write documents; the runner keeps their mutants
   out of the functional coverage, the report adds them up, fails below the goal or with a file
