@@ -28,6 +28,12 @@ REPORTS = ROOT / "regress" / "reports"
 RECORDS = ROOT / "regress" / "records"  # committed: a part of a nightly outlives the machine that ran it
 
 
+def record_part(part: str) -> str:
+  """--record's argument: a folder name (checked before the run, not after hours of it)."""
+  if "/" in part or part.startswith("."): raise argparse.ArgumentTypeError(f"--record {part!r}: want a folder name")
+  return part
+
+
 def record(out: pathlib.Path, res: dict, part: str, records: pathlib.Path | None = None) -> pathlib.Path:
   """Copy what `merge` reads of the report in `out` (results.json, summary.md, the merged coverage
   gzipped) to <records>/<date>-<commit>/<part>/, to be committed (regress/reports/ is not)."""
@@ -89,7 +95,7 @@ def cmd_run(argv: list[str]) -> int:
   ap.add_argument("--scheduler", default=os.environ.get("SCHEDULER"),
                   help="the Dask cluster: local (default), tcp://host:port, slurm, lsf or pbs (SCHEDULER=; doc/regress.md)")
   ap.add_argument("--seed", default=os.environ.get("SEED"), help="the night's seed (SEED=; default: the date as YYYYMMDD)")
-  ap.add_argument("--record", nargs="?", const="", metavar="PART",
+  ap.add_argument("--record", nargs="?", const="", metavar="PART", type=record_part,
                   help="also copy the report (results.json, summary.md, coverage.dat.gz) to regress/records/<date>-<commit>/PART "
                        "(default PART: shard-i-of-k, else the report folder's name), to commit")
   a = ap.parse_args(argv)
@@ -152,7 +158,7 @@ def cmd_merge(argv: list[str]) -> int:
   ap.add_argument("--out", required=True)
   ap.add_argument("--tsv", default=str(ROOT / "results.tsv"))
   ap.add_argument("--no-tsv", dest="tsv", action="store_const", const=None)
-  ap.add_argument("--record", nargs="?", const="merged", metavar="PART", help="also copy the merged report to regress/records (default PART: merged)")
+  ap.add_argument("--record", nargs="?", const="merged", metavar="PART", type=record_part, help="also copy the merged report to regress/records (default PART: merged)")
   a = ap.parse_args(argv)
   out = pathlib.Path(a.out).resolve()
   res = report.merge([pathlib.Path(d) for d in a.dirs], out)

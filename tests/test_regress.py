@@ -535,6 +535,9 @@ def test_a_run_merges_its_jobs_coverage_files_and_records_itself(tmp_path, monke
   assert cli.main(["merge", str(rec / "p1"), str(rec / "p2"), "--out", str(tmp_path / "m"), "--no-tsv"]) == 0
   assert f"C '{point}' 9\n" in (tmp_path / "m" / "coverage.dat").read_text()
   with pytest.raises(ValueError, match="want a folder name"): cli.record(tmp_path / "p1", res, "../x", tmp_path / "records")
+  with pytest.raises(SystemExit):  # refused before anything runs
+    cli.main(["--list", str(lst), "--out", str(tmp_path / "p3"), "--no-tsv", "--runner", "local", "--record", "../x"])
+  assert not (tmp_path / "p3").exists()
 
 
 def _stopped_by(sig, runner, tmp_path):
