@@ -102,6 +102,7 @@ def cmd_run(argv: list[str]) -> int:
   lst = plan.load(a.list)
   night, night_from = plan.night_seed(a.seed)
   jobs = plan.expand(lst, night=night)
+  if bad := plan.unmatched_costs(lst, jobs): ap.error(f"list {lst['name']}: costs entries that match no job: {', '.join(bad)}")
   mine = plan.shard(jobs, *a.shard) if a.shard else jobs
   if a.only: mine = [x for x in mine if any(fnmatch.fnmatchcase(x["id"], g) for g in a.only)]
   if a.dry_run:

@@ -42,6 +42,9 @@ def load(name: str) -> dict:
     split = g.get("split", "none")
     if not (split in ("none", "file", "node") or (isinstance(split, int) and split > 0)):
       raise ValueError(f"{where}: split must be none, file, node or a positive count")
+    costs = {"cost": g.get("cost", 1), **g.get("costs", {})}
+    if bad := [k for k, v in costs.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0]:
+      raise ValueError(f"{where}: cost must be a positive number of minutes: {bad}")
   return lst
 
 
@@ -122,6 +125,15 @@ def job_cost(g: dict, args: list[str]) -> float:
   line = " ".join(args)
   hits = [k for k in g.get("costs", {}) if k in line]
   return g["costs"][max(hits, key=len)] if hits else g.get("cost", 1)
+
+
+def unmatched_costs(lst: dict, jobs: list[dict]) -> list[str]:
+  """`group: entry` for each `costs` entry that prices no job of its group (a misspelt or removed
+  file would leave its job at the group's cost without a word); the runner refuses such a list."""
+  args = {}
+  for j in jobs: args.setdefault(j["group"], []).append(" ".join(j["args"]))
+  return [f"{g['name']}: {k}" for g in lst.get("group", []) for k in g.get("costs", {})
+          if not any(k in a for a in args.get(g["name"], []))]
 
 
 def longest_first(jobs: list[dict]) -> list[dict]:

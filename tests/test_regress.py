@@ -54,7 +54,9 @@ def write(tmp_path, text):
   '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\nsplitt="file"\n',   # a misspelt key
   '[[group]]\nname="a"\nlayer="gate"\npytest=["x"]\n',                  # unknown layer
   '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\n[[group]]\nname="a"\nlayer="unit"\npytest=["y"]\n',  # repeated name
-  '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\nsplit=0\n'])
+  '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\nsplit=0\n',
+  '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\ncost=0\n',                      # a cost that is no time
+  '[[group]]\nname="a"\nlayer="unit"\npytest=["x"]\ncosts={ "[x]" = "45" }\n'])    # a price as text
 def test_bad_lists_are_rejected(tmp_path, text):
   with pytest.raises(ValueError): plan.load(str(write(tmp_path, text)))
 
@@ -652,6 +654,22 @@ def test_a_groups_costs_table_prices_its_jobs():
   jobs = plan.expand(plan.load("nightly"))
   cost = {j["args"][-1].split("[")[-1].rstrip("]"): j["cost"] for j in jobs if j["group"] == "mutation-files"}
   assert cost["chip.sv"] > 5 * cost["vrf.sv"]  # the nightly's per-file mutation jobs are priced per file
+
+
+def test_a_costs_entry_that_matches_no_job_is_refused(tmp_path):
+  text = '[[group]]\nname="m"\nlayer="unit"\npytest=["tests/a.py"]\nsplit="node"\ncosts={ "a.py::test_1" = 5, %s = 9 }\n'
+  lst = plan.load(str(write(tmp_path, text % '"a.py::test_2"')))
+  jobs = plan.expand(lst, collect=fake_collect)
+  assert [j["cost"] for j in jobs][:3] == [1, 5, 9] and plan.unmatched_costs(lst, jobs) == []
+  lst = plan.load(str(write(tmp_path, text % '"a.py::test_99"')))
+  assert plan.unmatched_costs(lst, plan.expand(lst, collect=fake_collect)) == ["m: a.py::test_99"]
+  real = '[[group]]\nname="m"\nlayer="unit"\npytest=["tests/test_layers.py"]\nsplit="node"\ncosts={ "test_layers.py::" = 5, "test_nope" = 9 }\n'
+  r = subprocess.run([sys.executable, "-m", "tinytpu.regress", "--list", str(write(tmp_path, real)), "--dry-run"],
+                     cwd=ROOT, capture_output=True, text=True, timeout=300)  # the runner refuses it before any job
+  assert r.returncode == 2 and "costs entries that match no job: m: test_nope" in r.stderr, r.stderr
+  for name in ("smoke", "nightly"):  # the lists' own tables, on the test ids pytest collects
+    lst = plan.load(name)
+    assert plan.unmatched_costs(lst, plan.expand(lst)) == [], name
 
 
 def test_longest_first_keeps_list_order_among_equals():
