@@ -6,11 +6,13 @@ LBREAK, skipped and 4-deep loops, MXU work overlapping conflicting and independe
 """
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from tinytpu import bundle, isa, randprog
+from tinytpu import bundle, isa, randcheck, randprog, shrink
 from tinytpu.config import DEFAULT
 from tinytpu.golden import interp
 
@@ -35,10 +37,25 @@ def test_lockstep_rtl_golden():
   from tinytpu import cosim
   cosim.build(DEFAULT)
   try:
-    fails = [r for seed in range(BASE, BASE + SEEDS) if (r := randprog.check(seed, DEFAULT)) is not None]
+    fails = [r for seed in range(BASE, BASE + SEEDS) if (r := randcheck.check(seed, DEFAULT)) is not None]
   finally:
-    randprog.close_servers()
+    randcheck.close_servers()
   assert not fails, f"{len(fails)}/{SEEDS} seeds differ:\n\n" + "\n\n".join(fails)
+
+
+def test_command_line_runs_seeds_and_refuses_bad_arguments():
+  """`python -m tinytpu.randcheck` (what the nightly's random groups and every report's reproduce
+  line run): seeds in lockstep with exit 0, and a bad --include refused before any simulation."""
+  from tinytpu import cosim
+  cosim.build(DEFAULT)
+  root = pathlib.Path(__file__).resolve().parent.parent
+  run = lambda *a: subprocess.run([sys.executable, "-m", "tinytpu.randcheck", *a], cwd=root, capture_output=True, text=True, timeout=900)  # noqa: E731
+  r = run("--seed", str(BASE), "--seeds", "2")
+  assert r.returncode == 0 and f"seed {BASE}: ok" in r.stdout and "2/2 seeds agree" in r.stdout, r.stdout + r.stderr
+  r = run("--include", "FNOPE")
+  assert r.returncode == 2 and "--include: not VPU functions: FNOPE" in r.stderr, r.stderr
+  line = randcheck.repro(BASE, DEFAULT, randprog.LENGTH, True)
+  assert line.startswith(".venv/bin/python -m tinytpu.randcheck --seed ") and "--trace out.vcd" in line
 
 
 def test_per_instruction_lockstep():
@@ -248,7 +265,7 @@ def test_shrinker_minimises_a_fake_mismatch(want):
   def bad(p):
     calls.append(1)
     return has(p, *want)
-  small = randprog.shrink(big, bad)
+  small = shrink.shrink(big, bad)
   assert has(small, *want)
   assert len(small.words()) < len(big.words()) // 3
   # the minimised program is still legal and terminating, and holds only what the predicate needs
@@ -269,5 +286,5 @@ def test_shrinker_keeps_a_data_dependent_mismatch():
   def bad(p):
     r = interp.run(p.bundle())
     return r.status == "ok" and any(k == kind and x == a and t[lane] == tile[lane] for k, x, t in r.dumps)
-  small = randprog.shrink(big, bad)
+  small = shrink.shrink(big, bad)
   assert bad(small) and len(small.words()) < len(big.words())

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("base", ("tinytpu", "tinytpu.config", "tinytpu.isa", "tinytpu.tools", "tinytpu.layers")),
   ("records", ("tinytpu.records",)),
   ("assembler", ("tinytpu.asm", "tinytpu.bundle", "tinytpu.chipbundle")),
-  ("simulators", ("tinytpu.golden", "tinytpu.golden.*", "tinytpu.cosim", "tinytpu.profile", "tinytpu.randprog",
+  ("simulators", ("tinytpu.golden", "tinytpu.golden.*", "tinytpu.cosim", "tinytpu.profile", "tinytpu.randprog", "tinytpu.randcheck", "tinytpu.shrink",
                   "tinytpu.randtree", "tinytpu.randdma", "tinytpu.randemb", "tinytpu.randreach", "tinytpu.lockstep", "tinytpu.chipsim", "tinytpu.randchip")),
   ("backend", ("tinytpu.backend", "tinytpu.backend.*")),
   ("testbenches", ("tinytpu.tb", "tinytpu.tb.*")),

@@ -214,9 +214,9 @@ def lockstep_seeds(first: int, count: int) -> int:
   """K random programs RTL vs golden (no shrinking: a verdict, not a report), then the timing tests
   (cycles from the documented rules, which the random programs do not check); 1 at the first
   mismatch or failure, which it prints."""
-  from tinytpu import randprog
+  from tinytpu import randcheck
   for seed in range(first, first + count):
-    rep, _ = randprog.lockstep(seed, shrink_it=False)
+    rep, _ = randcheck.lockstep(seed, shrink_it=False)
     if rep is not None:
       print(rep.splitlines()[0] + "\n" + "\n".join(rep.splitlines()[1:6]))
       return 1

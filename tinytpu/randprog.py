@@ -1,9 +1,8 @@
-"""Random program generator and RTL-vs-golden lockstep check (doc/random.md).
+"""Random program generator (doc/random.md); its lockstep check is tinytpu/randcheck.py and its
+shrinker tinytpu/shrink.py.
 
   generate(seed, config) -> Bundle       a legal, terminating program mixing every instruction family
-  check(seed, config) -> None | str      golden and RTL on that bundle; a mismatch gives a report with
-                                         the minimised program and the command that reproduces it
-  shrink(prog, bad) -> Program           delta debugging on the program tree while bad(prog) holds
+  program(seed, config) -> Program       the same as a tree, for the shrinker
 
 A program is a tree: a block is a list of items, an item is a straight-line group of words (`Op`, which
 carries its own address and count set-up so it is legal wherever it lands), a forward `Branch` that
@@ -11,23 +10,20 @@ skips whole items of its own block, or a `Loop` with a body block. Every target 
 shrinker can drop any item or unwrap any loop and the emitted program stays legal: in range, properly
 nested, ending in HALT and bounded (loop counts are small constants or masked data).
 
-  python -m tinytpu.randprog --seed S [--seeds N] [--trace out.vcd] [--print] [--config N=8] [--no-gather] [--include FEXP2,...] [--probe]
+  python -m tinytpu.randcheck --seed S ...   (the generator's command line is its lockstep's)
 """
 from __future__ import annotations
 
-import argparse
-import copy
 import dataclasses
-import sys
 
 import numpy as np
 
-from tinytpu import asm, bundle, isa, randdma, randemb, randreach
+from tinytpu import asm, isa, randdma, randemb, randreach
 from tinytpu.randtree import BackLoop, Branch, Loop, Op  # noqa: F401  (re-exported: randprog.Op ...)
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT, Config
 
-# VPU functions the RTL does not implement yet (`python -m tinytpu.randprog --probe` finds them):
+# VPU functions the RTL does not implement yet (`python -m tinytpu.randcheck --probe` finds them):
 # delete a name here once its RTL lands
 # whether programs copy through HBM (DMA.IN/DMA.OUT/DMA.CFG/DMA.WAIT, tinytpu/randdma.py) by default
 DMA = True
@@ -497,220 +493,3 @@ def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: 
   and the scalar registers, and a watchdog far above the longest possible run."""
   return program(seed, config, length, gather, perf_retired, include, dma, traps).bundle()
 
-
-# ---------------------------------------------------------------------------------------------
-# shrinking
-def _blocks(items: list, path=()) -> list[tuple]:
-  """Paths of every block: () is the top level, (i, j) the body of loop j inside the body of loop i."""
-  out = [path]
-  for i, it in enumerate(items):
-    if isinstance(it, Loop): out += _blocks(it.body, path + (i,))
-  return out
-
-
-def _block_at(items: list, path: tuple) -> list:
-  for i in path: items = items[i].body
-  return items
-
-
-def _ddmin(xs: list, bad) -> list:
-  """Drop chunks of xs (halves, quarters, ... single elements) while bad(rest) holds."""
-  n = 2
-  while len(xs) >= 1:
-    chunk = max(1, len(xs) // n)
-    i, removed = 0, False
-    while i < len(xs):
-      trial = xs[:i] + xs[i + chunk:]
-      if bad(trial):
-        xs, removed = trial, True
-      else:
-        i += chunk
-    if chunk == 1 and not removed: break
-    if not removed: n = min(len(xs), n * 2)
-  return xs
-
-
-def shrink(prog: Program, bad, max_tries: int = 3000) -> Program:
-  """Delta debugging: drop items of every block, unwrap loops (body in place of the loop), cut loop
-  counts to 1, drop preloads, while bad(program) still holds."""
-  tries = [0]
-  def test(p: Program) -> bool:
-    if tries[0] >= max_tries: return False
-    tries[0] += 1
-    try: return bool(bad(p))
-    except Exception: return False  # a candidate that breaks the harness is not the bug we are after
-  prog = copy.deepcopy(prog)
-  changed = True
-  while changed and tries[0] < max_tries:
-    changed = False
-    for path in _blocks(prog.items):
-      try: blk = _block_at(prog.items, path)
-      except (IndexError, AttributeError): continue  # the block went away in this pass
-      def with_block(xs, path=path):
-        p = copy.deepcopy(prog)
-        blk = _block_at(p.items, path)
-        blk[:] = copy.deepcopy(xs)
-        return p
-      new = _ddmin(list(blk), lambda xs: test(with_block(xs)))
-      if len(new) < len(blk):
-        prog, changed = with_block(new), True
-    for path in _blocks(prog.items)[1:]:  # loops: unwrap, then one iteration
-      try: lp = _block_at(prog.items, path[:-1])[path[-1]]
-      except (IndexError, AttributeError): continue
-      if not isinstance(lp, Loop): continue
-      p = copy.deepcopy(prog)
-      blk = _block_at(p.items, path[:-1])
-      blk[path[-1]:path[-1] + 1] = copy.deepcopy(lp.body)
-      if test(p):
-        prog, changed = p, True
-        break  # paths moved
-      if lp.bound > 1 or lp.mn == "LOOP":  # one iteration, no count set-up
-        p = copy.deepcopy(prog)
-        blk = _block_at(p.items, path[:-1])
-        blk[path[-1]] = Loop([], "LOOPI", 1, 1, copy.deepcopy(lp.body))
-        if test(p): prog, changed = p, True
-    for kind in ("vmem", "psum", "sregs", "vdump"):
-      keys = _ddmin(list(getattr(prog, kind)), lambda ks, kind=kind: test(_keep(prog, kind, ks)))
-      if len(keys) < len(getattr(prog, kind)):
-        prog, changed = _keep(prog, kind, keys), True
-  return prog
-
-
-def _keep(prog: Program, kind: str, keys: list) -> Program:
-  p = copy.deepcopy(prog)
-  old = getattr(prog, kind)
-  setattr(p, kind, {k: v for k, v in old.items() if k in keys} if isinstance(old, dict) else list(keys))
-  return p
-
-
-# ---------------------------------------------------------------------------------------------
-# lockstep check
-def server(config: Config = DEFAULT):
-  """The co-sim server of `config`, reused across seeds: the process's pool (tinytpu.cosim.server), shared with the backend."""
-  from tinytpu import cosim
-  return cosim.server(config)
-
-
-def close_servers() -> None:
-  from tinytpu import cosim
-  cosim.close_servers()
-
-
-def compare(b: Bundle) -> list[str]:
-  """Differences between the RTL and the golden result of a bundle ([] when they agree)."""
-  from tinytpu.golden import interp
-  gold = interp.run(b)
-  try:
-    rtl = server(b.config).run(bundle.write(b))
-  except Exception as e:  # a crashed or hung co-sim is a mismatch too
-    from tinytpu import cosim
-    cosim.drop_server(b.config)
-    return [f"co-sim failed: {e}"]
-  return bundle.diff_results(rtl, gold)
-
-
-def _divergence(prog: Program) -> list[str]:
-  """The first instruction where the RTL's retire trace leaves the golden model's."""
-  from tinytpu import lockstep
-  try:
-    return lockstep.divergence(prog.bundle()) or ["every retired instruction agrees (the difference is in memory not traced per write)"]
-  except Exception as e:  # the report must come out even if the traced run fails
-    return [f"the traced run failed: {type(e).__name__}: {e}"]
-
-
-def repro(seed: int, config: Config, length: int, gather: bool, include: tuple = (), dma: bool | None = None) -> str:
-  args = [f"--seed {seed}"] + ([f"--config {_cfg_str(config)}"] if config != DEFAULT else []) + \
-    ([f"--length {length}"] if length != LENGTH else []) + ([] if gather else ["--no-gather"]) + \
-    ([f"--include {','.join(include)}"] if include else []) + ([] if dma is None else ["--dma" if dma else "--no-dma"])
-  return f".venv/bin/python -m tinytpu.randprog {' '.join(args)} --trace out.vcd"
-
-
-def _cfg_str(c: Config) -> str:
-  return ",".join(f"{k}={v}" for k, v in c.sv_params().items())
-
-
-def lockstep(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-             include: tuple = (), shrink_it: bool = True, dma: bool | None = None) -> tuple[str | None, Program]:
-  """(report or None, the minimised program on a mismatch else the seed's program)."""
-  prog = program(seed, config, length, gather, include=include, dma=dma)
-  diffs = compare(prog.bundle())
-  if not diffs: return None, prog
-  small = shrink(prog, lambda p: bool(compare(p.bundle()))) if shrink_it else prog
-  sdiffs = compare(small.bundle()) if shrink_it else diffs
-  lines = [f"seed {seed} ({config.name}): RTL != golden"]
-  lines += ["  " + d for d in diffs[:12]]
-  lines.append(f"minimised program ({len(small.words())} words), RTL != golden:")
-  lines += ["  " + d for d in sdiffs[:12]]
-  lines.append(small.tasm().rstrip())
-  lines += ["per-instruction lockstep of the minimised program (tinytpu/lockstep.py):"] + ["  " + x for x in _divergence(small)]
-  lines.append(f"reproduce with waves: {repro(seed, config, length, gather, include, dma)}")
-  return "\n".join(lines), small
-
-
-def check(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
-          include: tuple = (), dma: bool | None = None) -> str | None:
-  """Run golden and RTL on the seed's program; None if every dump, status, trap and pc agree, else a
-  report: the seed, the differences, the minimised program as TASM and the command with waves."""
-  return lockstep(seed, config, length, gather, include, dma=dma)[0]
-
-
-# ---------------------------------------------------------------------------------------------
-def probe(config: Config = DEFAULT, seed: int = 0) -> list[str]:
-  """Mnemonics whose one-instruction program differs between RTL and golden on random operands:
-  the VPU functions the RTL lacks show up here (and any bug in the others)."""
-  rng, N = np.random.default_rng(seed), config.N
-  bad = []
-  mnems = ["V" + f for f in isa.VPU_FNS] + XLU + ELEM
-  for mn in mnems:
-    g = _Gen(seed, config, 0, True, True)
-    g.vp, g.sp = [1, 2, 3, 4], [1, 2]
-    if mn in ELEM: op = g.gather_op(mn.lower())
-    elif mn in XLU:
-      w = g.xlu()
-      while isa.decode(w, N)[0].mnemonic != mn: w = g.xlu()  # random immediates for this op
-      op = Op([w], "xlu")
-    else: op = Op([word(mn, N, **{o.name: i + 1 for i, o in enumerate(isa.BY_MNEMONIC[mn].operands)})], "vpu")
-    loads = Op([word("VLD", N, vd=i, addr=i, addr_base=0) for i in range(1, 5)], "vld")
-    p = Program(config, [loads, op], {a: tile(rng, N) for a in range(VW)}, {}, {1: value(rng), 2: value(rng)}, [1, 2, 3, 4], 0)
-    if compare(p.bundle()): bad.append(mn)
-  return bad
-
-
-def main(argv: list[str] | None = None) -> int:
-  ap = argparse.ArgumentParser(prog="python -m tinytpu.randprog", description="random programs, RTL vs golden in lockstep")
-  ap.add_argument("--seed", type=int, default=0)
-  ap.add_argument("--seeds", type=int, default=1, help="run seeds seed .. seed+N-1")
-  ap.add_argument("--length", type=int, default=LENGTH)
-  ap.add_argument("--config", default=None, help="e.g. N=8,VMEM_TILES=256")
-  ap.add_argument("--no-gather", dest="gather", action="store_false", help="leave out VGATHER/VSCATTER")
-  ap.add_argument("--trace", default=None, help="waveform of the (minimised, on a mismatch) program")
-  ap.add_argument("--print", action="store_true", help="print the program as TASM")
-  ap.add_argument("--include", default="", help="VPU functions taken back from RTL_MISSING_VPU, e.g. FEXP2,FSIN")
-  ap.add_argument("--probe", action="store_true", help="list the VPU/XLU/gather ops where RTL != golden")
-  ap.add_argument("--dma", action=argparse.BooleanOptionalAction, default=None, help="HBM copies in the programs (default: randprog.DMA)")
-  a = ap.parse_args(argv)
-  from tinytpu import cosim
-  config = Config.from_str(a.config) if a.config else DEFAULT
-  if a.probe:
-    bad = probe(config)
-    print("RTL != golden on:", " ".join(bad) if bad else "nothing")
-    return 1 if bad else 0
-  include = tuple(x.strip().upper() for x in a.include.split(",") if x.strip())
-  if bad := [x for x in include if x not in isa.VPU_FNS]:
-    ap.error(f"--include: not VPU functions: {' '.join(bad)}")
-  fails = 0
-  for seed in range(a.seed, a.seed + a.seeds):
-    if a.print: print(program(seed, config, a.length, a.gather, include=include, dma=a.dma).tasm())
-    rep, prog = lockstep(seed, config, a.length, a.gather, include, dma=a.dma)
-    fails += rep is not None
-    print(rep if rep is not None else f"seed {seed}: ok", flush=True)
-    if a.trace:  # the minimised program on a mismatch, else the whole one
-      open(a.trace + ".bundle", "w").write(bundle.write(prog.bundle()))
-      cosim.run_bundle(bundle.write(prog.bundle()), config, trace=a.trace)
-      print(f"wrote {a.trace} and its bundle {a.trace}.bundle")
-  if a.seeds > 1: print(f"{a.seeds - fails}/{a.seeds} seeds agree")
-  return 1 if fails else 0
-
-
-if __name__ == "__main__":
-  sys.exit(main())
