@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
   ("testbenches", ("tinytpu.tb", "tinytpu.tb.*")),
   ("regression", ("tinytpu.regress", "tinytpu.regress.*")),
   ("apps", ("tinytpu.cli", "tinytpu.__main__", "tinytpu.run", "tinytpu.gen", "tinytpu.gen_decode", "tinytpu.bench",
-            "tinytpu.demo", "tinytpu.demo_cnn", "tinytpu.digits", "tinytpu.triage", "tinytpu.mutate", "tinytpu.fuzz", "_tinytpu_autoload",
+            "tinytpu.demo", "tinytpu.demo_cnn", "tinytpu.digits", "tinytpu.triage", "tinytpu.mutate", "tinytpu.fuzz", "tinytpu.fuzzgen", "tinytpu.fuzzprog", "_tinytpu_autoload",
             "tinytpu.*")),  # a new tinytpu module not listed above is an app: anything lower that imports it is flagged
 ]
 NAMES = [name for name, _ in LAYERS]

@@ -1,4 +1,4 @@
-"""The differential fuzzer (tinytpu/fuzz.py, doc/fuzz.md): random tinygrad programs on TINYTPU against
+"""The differential fuzzer (tinytpu/fuzz.py, fuzzgen.py, fuzzprog.py; doc/fuzz.md): random tinygrad programs on TINYTPU against
 tinygrad's PYTHON device. The smoke run is 200 programs of a fixed seed on the golden model, in four
 chunks so pytest-xdist spreads them; the nightly run is 5000 programs of today's seed."""
 import io
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tinytpu import fuzz
+from tinytpu import fuzz, fuzzgen, fuzzprog
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMOKE_SEED, SMOKE_PROGRAMS, SMOKE_CHUNKS = 20240601, 200, 4
@@ -44,8 +44,8 @@ def test_smoke(chunk):
 def _first_caught(kind, seed=FAULT_SEED):
   """The first program of seed where a fault in `kind` shows in the output (it can be masked, e.g. by a compare)."""
   for i in range(500):
-    prog = fuzz.generate(seed, i)
-    if kind in (o.kind for o in prog.ops) and fuzz.check(prog).kind == "ok" and (o := fuzz.check(prog, kind)).kind == "fail":
+    prog = fuzzgen.generate(seed, i)
+    if kind in (o.kind for o in prog.ops) and fuzzprog.check(prog).kind == "ok" and (o := fuzzprog.check(prog, kind)).kind == "fail":
       return i, prog, o
   raise AssertionError(f"no program of seed {seed} catches a fault in {kind}")
 
@@ -53,7 +53,7 @@ def _first_caught(kind, seed=FAULT_SEED):
 def test_planted_fault_is_found_and_shrunk():
   i, prog, o = _first_caught("max")
   assert o.sig == ("mismatch",), o
-  small, runs = fuzz.shrink(prog, lambda p: (c := fuzz.check(p, "max")).kind == "fail" and c.sig == o.sig)
+  small, runs = fuzz.shrink(prog, lambda p: (c := fuzzprog.check(p, "max")).kind == "fail" and c.sig == o.sig)
   assert [op.kind for op in small.ops] == ["max"], fuzz.snippet(small)
   assert all(math.prod(x.shape) <= 2 for x in small.inputs), small.inputs
   s, text = _run(FAULT_SEED, 1, i, fault="max")
@@ -81,16 +81,16 @@ def test_reproducer_command_reproduces():
 
 def test_snippet_runs_standalone():
   for i in range(8):
-    prog = fuzz.generate(FAULT_SEED, i)
-    if fuzz.check(prog).kind == "ok":
+    prog = fuzzgen.generate(FAULT_SEED, i)
+    if fuzzprog.check(prog).kind == "ok":
       exec(compile(fuzz.snippet(prog), f"<program {i}>", "exec"), {})  # asserts TINYTPU == PYTHON itself
 
 
 def test_no_wide_dtypes():
   """Every value of every program is one of TinyTPU's dtypes (no float64/int64/half)."""
   for i in range(60):
-    _, v, _ = fuzz.build(fuzz.generate(FAULT_SEED, i), "PYTHON", empty=True)
-    assert v.dtype in fuzz.DTYPES
+    _, v, _ = fuzzprog.build(fuzzgen.generate(FAULT_SEED, i), "PYTHON", empty=True)
+    assert v.dtype in fuzzprog.DTYPES
 
 
 @pytest.mark.nightly
@@ -108,9 +108,8 @@ def test_no_domain_guard_over_int_min():
   the `.abs() + 0.5` guard of log2/recip/sqrt cannot keep a value that may be INT_MIN in their
   domain (seed 20261206 index 1728: a NaN in a min-reduce, where PYTHON's answer depends on the
   order): the generator refuses such an op, and abs's bounds admit INT_MIN."""
-  from tinytpu import fuzz
-  wide = fuzz.Val("int32", (3,), -2 ** 31, 5)
+  wide = fuzzprog.Val("int32", (3,), -2 ** 31, 5)
   for k in ("log2", "recip", "sqrt"):
-    with pytest.raises(fuzz.Invalid):
-      fuzz._fpun(k, wide)
-  assert fuzz._fpun("log2", fuzz.Val("int32", (3,), -5, 5))[1][0] == -1.0  # log2(0.5): the guard holds
+    with pytest.raises(fuzzprog.Invalid):
+      fuzzprog._fpun(k, wide)
+  assert fuzzprog._fpun("log2", fuzzprog.Val("int32", (3,), -5, 5))[1][0] == -1.0  # log2(0.5): the guard holds
