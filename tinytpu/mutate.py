@@ -264,11 +264,6 @@ EQUIVALENT = {
   ("tensorcore.sv", "assign mxu_ready = !cmd_q || mxu_cmd_ready;", "assign mxu_ready = !cmd_q && mxu_cmd_ready;"):
     "equal in results (interlocks); in cycles as far as measured: cmd_q is a one-entry hold register in front of the "
     "MXU queue, and refusing a command while the queue is full keeps it in the SXU instead (doc/mutation.md)",
-  ("tensorcore.sv", "assign is_epi  = iss && dp == DP_EPI;   // PEPI: a PSUM read like PLD's, through rtl/epi.sv",
-   "assign is_epi  = iss || dp == DP_EPI;   // PEPI: a PSUM read like PLD's, through rtl/epi.sv"):
-    "a PEPI in slot 0 that does not issue is stalled (its address in range: sxu.sv's range traps come before stalls) "
-    "or trapping (the core stops; the PSUM read's error comes after running); the extra PSUM read and epi stage-1 "
-    "load are never written back: res_q is written back 2 cycles after an issue, which reloads stage 1 (doc/mutation.md)",
   ("epi.sv", "else if (y > 64'sd127)  out = 32'sd127;", "else if (y >= 64'sd127)  out = 32'sd127;"):
     "clamping 127 to 127",
   ("epi.sv", "relu_q  <= 1'b0;", "relu_q  <= 1'b1;"):
@@ -288,6 +283,20 @@ EQUIVALENT = {
 
 def equivalent(m: Mutant) -> str | None:
   return EQUIVALENT.get((m.file, m.before, m.after))
+
+
+def verdict(ms: list[Mutant]) -> list[str]:
+  """What fails a mutation job ([] when it passes): more than a quarter stillborn (the operators need
+  fixing, not the score), a survivor not listed in EQUIVALENT (a hole in the tests, or an equivalent
+  to list with its argument), a listed equivalent that a test killed (its argument is wrong)."""
+  out = []
+  if (born := sum(m.status == "stillborn" for m in ms)) > len(ms) // 4:
+    out.append(f"{born} of {len(ms)} mutants do not build: the operators need fixing, not the score")
+  if survivors := [f"{m.name}: {m.before!r} -> {m.after!r}" for m in ms if m.status == "survived" and equivalent(m) is None]:
+    out.append("survivors (a hole in the tests, or an equivalent mutant to list in mutate.EQUIVALENT):\n" + "\n".join(survivors))
+  if wrong := [f"{m.name}: {m.before!r} -> {m.after!r} ({m.detail})" for m in ms if m.status == "killed" and equivalent(m) is not None]:
+    out.append("killed, yet listed in mutate.EQUIVALENT (drop the entry and its argument):\n" + "\n".join(wrong))
+  return out
 
 
 def summary(ms: list[Mutant]) -> dict:
