@@ -79,6 +79,18 @@ def test_score_leaves_out_equivalent_survivors(tmp_path):
   assert doc["kind"] == "mutation" and [m["equivalent"] is not None for m in doc["mutants"]] == [True, False, False]
 
 
+def test_kill_detail_is_the_message_not_a_source_line():
+  traceback = ["    def build_and_run(...):", '>     fired = [l.strip() for l in text.splitlines() if "ASSERT FAILED" in l]',
+               "E   AssertionError: noc_ep hbm: 1 of 3 cocotb tests failed: EpMalformed",
+               "E     assertion: [35] %Error: noc_hbm_ep.sv:83: Assertion failed in TOP.x: ASSERT FAILED NoDrop: ...",
+               "FAILED tests/rtl/test_noc_ep.py::test_noc_ep[noc_hbm_ep] - AssertionError: noc_ep hbm: 1 of 3 ..."]
+  assert mutate.kill_detail(traceback).startswith("E     assertion: [35] %Error: noc_hbm_ep.sv:83")
+  assert mutate.kill_detail(traceback[:3] + traceback[4:]).startswith("FAILED tests/rtl/test_noc_ep.py")
+  assert mutate.kill_detail(traceback[:3]) == "E   AssertionError: noc_ep hbm: 1 of 3 cocotb tests failed: EpMalformed"
+  assert mutate.kill_detail(["seed 910003 (N4_V1024_P64_I4096): RTL != golden", "  vmem[3] differs"]).startswith("seed 910003")
+  assert mutate.kill_detail(["x", "last"]) == "last" and mutate.kill_detail([]) == ""
+
+
 def test_verdict_names_survivors_stillborn_and_wrong_equivalents():
   (file, before, after), _ = next(iter(mutate.EQUIVALENT.items()))
   ok = [Mutant(file, 1, "comparison", before, after, "survived"), Mutant("a.sv", 2, "constant", "x", "y", "killed")]

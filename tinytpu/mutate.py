@@ -204,10 +204,19 @@ def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
   elif any("co-sim build failed" in x for x in out):
     m.status, m.detail = "stillborn", "co-sim build failed"
   else:
-    m.status = "killed"
-    m.detail = next((x for x in out if "ASSERT FAILED" in x), None) or \
-      next((x for x in out if "RTL != golden" in x or "Error" in x or "error" in x), out[-1] if out else f"rc {r.returncode}")[:200]
-    m.detail = m.detail.strip()[:200]
+    m.status, m.detail = "killed", kill_detail(out) or f"rc {r.returncode}"
+
+
+def kill_detail(out: list[str]) -> str:
+  """The line of a failed run that says what killed the mutant: a fired assertion's message (not a
+  traceback's source line that mentions ASSERT FAILED), the lockstep's mismatch, pytest's summary of
+  the first failed test, its first error line; else the last line."""
+  rules = (lambda x: "ASSERT FAILED" in x and "%Error" in x, lambda x: "RTL != golden" in x and not x.lstrip().startswith(">"),
+           lambda x: x.startswith("FAILED "), lambda x: x.startswith("E "))
+  for rule in rules:
+    if hit := next((x for x in out if rule(x)), None):
+      return hit.strip()[:200]
+  return out[-1].strip()[:200] if out else ""
 
 
 def lockstep_seeds(first: int, count: int) -> int:
