@@ -209,10 +209,10 @@ def _run_cosim(m: Mutant, d, chip: bool = False) -> None:
 
 def kill_detail(out: list[str]) -> str:
   """The line of a failed run that says what killed the mutant: a fired assertion's message (not a
-  traceback's source line that mentions ASSERT FAILED), the lockstep's mismatch, pytest's summary of
-  the first failed test, its first error line; else the last line."""
+  traceback's source line that mentions ASSERT FAILED), the lockstep's mismatch, pytest's first error
+  line, its summary of the first failed test; else the last line."""
   rules = (lambda x: "ASSERT FAILED" in x and "%Error" in x, lambda x: "RTL != golden" in x and not x.lstrip().startswith(">"),
-           lambda x: x.startswith("FAILED "), lambda x: x.startswith("E "))
+           lambda x: x.startswith("E "), lambda x: x.startswith("FAILED "))  # pytest cuts its summary line short
   for rule in rules:
     if hit := next((x for x in out if rule(x)), None):
       return hit.strip()[:200]
