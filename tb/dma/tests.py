@@ -22,8 +22,16 @@ class DmaTest(kit.BaseTest):
     await seq.start(self.env.seqr)
     await self.settle()
 
-  async def settle(self):
-    await self.settle_or_fail(self.env.settled, "every command accepted and complete", 1 << 18)
+  async def settle(self, window: int = 1 << 16):
+    """Until every command is accepted and complete. A phase has no fixed cycle budget: slow-HBM
+    phases of big commands legitimately take hundreds of thousands of cycles (DmaSlowHbm at N=2,
+    scale 4, seed 766947941: 353,578, which a fixed 2^18 called a hang). The watchdog is progress:
+    `window` cycles in which the scoreboards check nothing fail the test (a hang is still caught)."""
+    checked = lambda: sum(sb.checked for sb in self.env.scoreboards())  # noqa: E731
+    while not self.env.settled():
+      seen = checked()
+      await self.settle_or_fail(lambda: self.env.settled() or checked() != seen,
+                                f"progress: no check in {window} cycles, {self.env.sb.pending()} pending", window)
 
   async def one(self, c: DmaCmd) -> DmaCmd:
     await self.run_cmds(kit.ItemsSeq("one", [c]))
@@ -97,6 +105,22 @@ class DmaChains(DmaTest):
   would), strides that revisit tiles within one command (zero strides)."""
   async def body(self):
     await self.run_cmds(RandomCmdSeq("chain", self.env, 150 * self.scale, vmem_tiles=12, hbm_tiles=24, big=0.0))
+
+
+@pyuvm.test()
+class DmaHbmNeverAnswers(DmaTest):
+  """The watchdog: an HBM that refuses every request stalls the engine; settle must report it within
+  its progress window (not the test's overall time limit), then the engine finishes once HBM answers."""
+  async def body(self):
+    self.env.hbm.ready_prob = 0.0
+    try:
+      await self.run_cmds(RandomCmdSeq("stuck", self.env, 4))
+    except AssertionError as e:
+      assert "progress: no check in" in str(e), f"the stall was reported, but not by the progress watchdog: {e}"
+    else:
+      raise AssertionError("an HBM that never accepts a request went unreported")
+    self.env.hbm.ready_prob = 1.0
+    await self.settle()
 
 
 @pyuvm.test(expect_fail=True)

@@ -9,7 +9,7 @@ from tinytpu.tb import kit
 from tinytpu.tools import RTL
 
 SOURCES = [RTL / "tinytpu_pkg.sv", RTL / "dma.sv"]  # the package: the queue depth (isa.DMA_QDEPTH)
-TESTS = "DmaTiming,DmaRandom,DmaBackpressure,DmaSlowHbm,DmaChains,DmaBrokenModel"
+TESTS = "DmaTiming,DmaRandom,DmaBackpressure,DmaSlowHbm,DmaChains,DmaHbmNeverAnswers,DmaBrokenModel"
 
 
 def test_dma_unit_default():
