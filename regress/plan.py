@@ -96,6 +96,10 @@ def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
   for g in lst.get("group", []):
     base, chunk, seeds = g.get("seed_base", 1) + off, g.get("chunk"), g.get("seeds", 1)
     seeded = "{seed}" in g.get("cmd", "") or any("{seed}" in v for v in g.get("env", {}).values())
+    # a reseeded list seeds every pytest job: the kit's environments (and the golden tests) take
+    # TINYTPU_SEED, else they draw a random seed that no SEED= reproduces
+    kit_seed = lst.get("reseed") and "cmd" not in g and "TINYTPU_SEED" not in g.get("env", {})
+    seeded = seeded or bool(kit_seed)
     tags = {k: g.get(k, "-") for k in ("unit", "layer", "config")}
     if "cmd" in g:
       n = -(-seeds // chunk) if chunk else 1
@@ -111,6 +115,7 @@ def expand(lst: dict, collect=collect, night: int | None = None) -> list[dict]:
       units = [("pytest", [*(["-m", mark] if mark else []), *s], base + i, seeds) for i, s in enumerate(sel)]
     for i, (kind, args, seed, nseeds) in enumerate(units):
       env = {k: _fill(v, seed=seed, chunk=nseeds) for k, v in g.get("env", {}).items()}
+      if kit_seed: env["TINYTPU_SEED"] = str(seed)
       if night is not None:  # tests that draw their own seed from the date (the fuzzer) take the night's
         env.setdefault("TINYTPU_NIGHT_SEED", str(night))
       jobs.append({"id": f"{g['name']}:{i:03d}", "group": g["name"], **tags, "seeds": nseeds, "seed": seed, "seeded": seeded,

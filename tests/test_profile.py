@@ -151,6 +151,30 @@ def test_trap_is_drain_and_timeout():
   assert t.result.status == "timeout" and t.mix()["JMP"] >= 40
 
 
+# a loop at the top of IMEM that runs for more than 2^17 cycles: the profiler's per-cycle capture
+# holds over a long run and at pcs with their high bits set (the events' pc and cycle registers in
+# sim_top, whose upper bits no short program reaches; the nightly's code coverage counts on it)
+HIGH_PC = DEFAULT.IMEM_WORDS - 8
+LONG_LOOP = "\n".join(["  JMP far", *["  NOP"] * (HIGH_PC - 1), """far:
+  LOOPI 3, outer
+    LOOPI 23000, inner
+      SADDI s1, s1, 1
+      SADDI s1, s1, 1
+inner: NOP
+outer: HALT
+.dump vmem 0 1
+.run 1000000
+"""])
+
+
+@pytest.mark.nightly
+def test_long_run_at_high_pcs():
+  p, counts = run(LONG_LOOP, "long_loop")
+  assert p.result.status == "ok" and p.cycles > 1 << 17, p.cycles
+  assert min(pc for pc in counts if pc) == HIGH_PC and max(counts) == DEFAULT.IMEM_WORDS - 3
+  assert p.mix()["SADDI"] == 2 * 3 * 23000 and counts[HIGH_PC + 2] == 3 * 23000
+
+
 def test_dual_issue_attribution():
   """A synthetic events table: cycle 1 retires two (pc 1 and, as a dual-issue SXU does, pc 2)."""
   prog = asm.assemble("VLD v1, [s0 + 0]\nVLD v2, [s0 + 1]\nVADD v3, v1, v1\nVST v3, [s0 + 2]\nHALT", DEFAULT.N)

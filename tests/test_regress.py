@@ -342,6 +342,13 @@ def test_the_night_seed_comes_from_the_date_unless_given(monkeypatch):
     assert j["seed"] == fixed[j["id"]]["seed"] + plan.seed_offset(20261202)
   x = next(j for j in jobs if j["group"] == "rtl-xrand")
   assert x["env"]["TINYTPU_SEED"] == str(x["seed"]) and f"+verilator+seed+{x['seed']} " in x["env"]["SIM_CMD_SUFFIX"]
+  # every pytest job draws its kit seed (TINYTPU_SEED) from the night, and its reproduce line says so
+  for j in jobs:
+    if j["kind"] == "pytest":
+      assert j["seeded"] and j["env"]["TINYTPU_SEED"] == str(j["seed"]), j["id"]
+  d = next(j for j in jobs if j["group"] == "dma-long")
+  assert plan.reproduce(d).startswith(f"TINYTPU_SEED={d['seed']} ") and d["seed"] == plan.seed_offset(20261202) + 1
+  assert fixed[d["id"]]["env"]["TINYTPU_SEED"] == "1"  # SEED=0 or no night: the list's own seeds
   r = next(j for j in jobs if j["group"] == "random-n4")
   assert r["args"][-4:] == ["--seed", str(r["seed"]), "--seeds", "250"] and r["seed"] != fixed[r["id"]]["seed"]
   assert next(j for j in jobs if j["group"] == "random")["env"]["TINYTPU_SEED_BASE"] == str(plan.seed_offset(20261202) + 1000)
@@ -352,8 +359,9 @@ def test_the_night_seed_comes_from_the_date_unless_given(monkeypatch):
   monkeypatch.setenv("TINYTPU_NIGHT_SEED", "20261202")
   assert fuzz.today_seed() == 20261202
   # the smoke list is make test: its seeds never move
-  assert [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect, night=20261202)] == \
-         [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect)]
+  smoke = plan.expand(plan.load("smoke"), collect=fake_collect, night=20261202)
+  assert [j["seed"] for j in smoke] == [j["seed"] for j in plan.expand(plan.load("smoke"), collect=fake_collect)]
+  assert not any("TINYTPU_SEED" in j["env"] for j in smoke)  # make test's kit seeds stay its own (printed)
 
 
 def test_seeds_and_per_unit_coverage_in_the_report(tmp_path):
