@@ -18,7 +18,7 @@ import numpy as np
 from tinytpu import bundle, isa
 from tinytpu.bundle import Bundle
 from tinytpu.config import DEFAULT, Config
-from tinytpu.randprog import ELEM, LENGTH, VW, XLU, Op, Program, _Gen, program, tile, value, word
+from tinytpu.randprog import ELEM, LENGTH, VW, XLU, Op, Program, program, single_op, tile, value, word
 from tinytpu.shrink import shrink
 
 
@@ -99,14 +99,7 @@ def probe(config: Config = DEFAULT, seed: int = 0) -> list[str]:
   bad = []
   mnems = ["V" + f for f in isa.VPU_FNS] + XLU + ELEM
   for mn in mnems:
-    g = _Gen(seed, config, 0, True, True)
-    g.vp, g.sp = [1, 2, 3, 4], [1, 2]
-    if mn in ELEM: op = g.gather_op(mn.lower())
-    elif mn in XLU:
-      w = g.xlu()
-      while isa.decode(w, N)[0].mnemonic != mn: w = g.xlu()  # random immediates for this op
-      op = Op([w], "xlu")
-    else: op = Op([word(mn, N, **{o.name: i + 1 for i, o in enumerate(isa.BY_MNEMONIC[mn].operands)})], "vpu")
+    op = single_op(mn, seed, config)
     loads = Op([word("VLD", N, vd=i, addr=i, addr_base=0) for i in range(1, 5)], "vld")
     p = Program(config, [loads, op], {a: tile(rng, N) for a in range(VW)}, {}, {1: value(rng), 2: value(rng)}, [1, 2, 3, 4], 0)
     if compare(p.bundle()): bad.append(mn)

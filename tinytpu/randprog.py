@@ -487,6 +487,19 @@ def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: b
               TRAPS if traps is None else traps, emb).program()
 
 
+def single_op(mnemonic: str, seed: int = 0, config: Config = DEFAULT) -> Op:
+  """One VPU, XLU or gather instruction `mnemonic` as the generator draws it (random immediates),
+  reading vregs 1..4 and sregs 1..2: the RTL-vs-golden probe's one-instruction programs."""
+  g = _Gen(seed, config, 0, True, True)
+  g.vp, g.sp = [1, 2, 3, 4], [1, 2]
+  if mnemonic in ELEM: return g.gather_op(mnemonic.lower())
+  if mnemonic in XLU:
+    w = g.xlu()
+    while isa.decode(w, config.N)[0].mnemonic != mnemonic: w = g.xlu()
+    return Op([w], "xlu")
+  return Op([word(mnemonic, config.N, **{o.name: i + 1 for i, o in enumerate(isa.BY_MNEMONIC[mnemonic].operands)})], "vpu")
+
+
 def generate(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: bool = True,
              perf_retired: bool = True, include: tuple = (), dma: bool | None = None, traps: bool | None = None) -> Bundle:
   """A legal, terminating bundle: preloads, the program (ending in HALT), dumps of every touched tile
