@@ -12,6 +12,7 @@ import os
 import pathlib
 import random
 import shlex
+import sys
 import xml.etree.ElementTree as ET
 
 from tinytpu import tools
@@ -98,10 +99,19 @@ def _build_locked(top, srcs, params, args, waves, bdir, stamp) -> pathlib.Path:
   return bdir
 
 
+def _this_command() -> list[str]:
+  """The command line of this process, run from the repository: `python -m module args` when it
+  was started with -m, else `python script args`."""
+  spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+  return [".venv/bin/python", *(["-m", spec.name] if spec and spec.name else [sys.argv[0]]), *sys.argv[1:]]
+
+
 def rerun_command(seed: int, testcase: str | None = None) -> str:
+  """What reruns a failed simulation with waves: its pytest node, or outside pytest this process's command."""
   node = _pytest_node()
   env = f"TINYTPU_SEED={seed} TINYTPU_WAVES=1" + (f" TINYTPU_TESTCASE={testcase}" if testcase else "")
-  return f"{env} .venv/bin/pytest -p no:cacheprovider -n 0 {shlex.quote(node) if node else '<test>'}"
+  cmd = f".venv/bin/pytest -p no:cacheprovider -n 0 {shlex.quote(node)}" if node else shlex.join(_this_command())
+  return f"{env} {cmd}"
 
 
 def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str, params: dict | None = None,

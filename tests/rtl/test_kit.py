@@ -44,3 +44,21 @@ def test_every_unit_toplevel_has_inputs():
   assert "mxu_fp_i" in inputs.top_inputs("psum", [ROOT / "rtl/psum.sv"])
   core = inputs.top_inputs("tensorcore", [ROOT / "rtl/tensorcore.sv"])
   assert {"hbm_rsp_valid_i", "sig_rx_valid_i", "emb_chk_valid_i"} <= set(core)
+
+
+def test_rerun_command_names_the_test_or_the_process(monkeypatch):
+  """A failure's rerun line: the pytest node under pytest, else this process's own command line
+  (a `python -m` module keeps its -m), never a placeholder."""
+  import sys
+  import types
+  from tinytpu.tb.kit import runner
+  monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/rtl/test_x.py::test_y[4] (call)")
+  assert runner.rerun_command(7, "T") == "TINYTPU_SEED=7 TINYTPU_WAVES=1 TINYTPU_TESTCASE=T .venv/bin/pytest -p no:cacheprovider -n 0 'tests/rtl/test_x.py::test_y[4]'"
+  monkeypatch.delenv("PYTEST_CURRENT_TEST")
+  main = types.ModuleType("__main__")
+  main.__spec__ = types.SimpleNamespace(name="tinytpu.mutate")
+  monkeypatch.setitem(sys.modules, "__main__", main)
+  monkeypatch.setattr(sys, "argv", ["/x/tinytpu/mutate.py", "--file", "vpu.sv"])
+  assert runner.rerun_command(7) == "TINYTPU_SEED=7 TINYTPU_WAVES=1 .venv/bin/python -m tinytpu.mutate --file vpu.sv"
+  main.__spec__ = None
+  assert runner.rerun_command(7).endswith(".venv/bin/python /x/tinytpu/mutate.py --file vpu.sv")
