@@ -16,6 +16,7 @@ The lowering is a set of passes over one Lowering object, one module each:
 - analysis.py: output ranges, buffer layout, affine index forms, unrolled and lane-parallel reduces;
 - mxu_match.py / layout.py / mxu_sched.py: dot products for the MXU, their VMEM tables, their schedule;
 - handlers.py: the per-UOp handlers (HANDLERS, like a renderer's code_for_op) and addressing;
+- rlane.py: reduces across the lanes;
 - this module: the driver (output nests, the lane loop, reduce-loop unrolling);
 then peephole.py, loops.py (loop depth), schedule.py, spill.py (scalar spilling, when needed), regalloc.py (allocation) and listing.py (the
 TASM listing the renderer returns)."""
@@ -45,6 +46,7 @@ from tinytpu.backend.spill import reallocate
 from tinytpu.backend.rowblock import RowBlocks
 from tinytpu.backend.rstream import ReduceStream
 from tinytpu.backend.rblock import ReduceBlocks
+from tinytpu.backend.rlane import ReduceLanes
 from tinytpu.backend.stream import Stream
 from tinytpu.backend.windows import lane_count
 from tinytpu.backend.mxu_stream import MxuStream
@@ -145,7 +147,8 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, BlockedLanes, RowBlocks, BlockLoops):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, ReduceLanes, BlockedLanes, RowBlocks,
+               BlockLoops):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill
@@ -441,68 +444,6 @@ class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Str
       self.release(r)
     self.lower_at(e, dies)
     return e + 1
-
-  def lower_lane_reduce(self, j: int, dies: dict[int, list[UOp]]) -> int:
-    """The reduce loop at j across the lanes (find_lane_reduces): element r of step c in lane r - c*L,
-    steps unrolled up to UNROLL_FULL, lanes past the extent masked out of the updates. Returns the
-    position after its END."""
-    rng = self.uops[j]
-    e, R, accs = self.lane_reduces[rng]
-    steps = -(-R // self.L)
-    if self.rblocks is not None and self.rblocks.rng is rng:  # rblock.py: by blocks through VMEM
-      self.lower_reduce_blocks(steps, lambda pt, pe, last: self._reduce_step(j, dies, pt, 0, pe, last and R % self.L != 0))
-    elif steps > UNROLL_FULL:
-      pt, pe = self.sreg("reduce tile", temp=False), self.sreg("reduce element", temp=False)
-      self.ins("LI", SR(pt), 0)
-      self.ins("LI", SR(pe), 0)
-      end = self.label()
-      if steps > LOOPI_MAX:
-        n = self.sreg("reduce count", temp=False)
-        self.ins("LI", SR(n), steps)
-        self.ins("LOOP", SR(n), end)
-        self.release(n)
-      else:
-        self.ins("LOOPI", steps, end)
-      self._reduce_step(j, dies, pt, 0, pe, R % self.L != 0)
-      self.ins("SADDI", SR(pt), SR(pt), 1)
-      self.ins("SADDI", SR(pe), SR(pe), self.L)
-      self.code.append(Label(end))
-      self.release(pt)
-      self.release(pe)
-    else:
-      for step in range(steps):
-        self._reduce_step(j, dies, 0, step, None, R % self.L != 0 and step == steps - 1)
-    self.red = None
-    for (buf, i), mn in accs.items():
-      acc = self.value(buf)[i]
-      self.ins(mn, acc, acc)
-    self.lower_at(e, dies)
-    return e + 1
-
-  def _reduce_step(self, j: int, dies: dict, pt: int, step: int, pe: int | None, masked: bool):
-    """One step of the lane reduce at j: its L elements r (pe + lane, or step * L + lane unrolled),
-    the body lowered with tile loads at [pt + step]."""
-    rng = self.uops[j]
-    e, R, _ = self.lane_reduces[rng]
-    c = lambda v: self.tile(Const(v, dtypes.int32), dtypes.int32)  # noqa: E731
-    r = self.iota
-    if pe is not None:
-      r = VT("r")
-      self.ins("VSPLAT", r, SR(pe))
-      self.ins("VADD", r, r, self.iota)
-    elif step:
-      r = VT("r")
-      self.ins("VADD", r, self.iota, c(step * self.L))
-    mask = None
-    if masked:
-      mask, rc = VT("rmask"), VT("r")
-      self.ins("VCMPLT", mask, r, c(R))
-      self.ins("VMIN", rc, r, c(R - 1))
-      r = rc
-    self.vals[rng] = r
-    self.red = LaneReduce(rng, pt, step, mask)
-    for k in range(j + 1, e):
-      self.lower_at(k, dies)
 
   def lower_symbolic_extents(self):
     """G, the strides and the lane-loop count in scalar registers (kept for the whole kernel)."""

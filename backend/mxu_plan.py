@@ -12,139 +12,17 @@ tile and block (the border tiles only)."""
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 from tinygrad.dtype import dtypes
 
 from tinytpu.backend.layout import _flat_offsets, transpose_dot
+from tinytpu.backend.mxu_operands import (MxuStreamPlan, Operand, affine2, class_slot, patterns, row_classes,
+                                           rows_over, window_fits, window_over)
 from tinytpu.backend.records import Dot
 from tinytpu.backend.stream import SPILL_RESERVE
 
-
-@dataclasses.dataclass
-class Operand:
-  """How one operand reaches the staging copies."""
-  slot: int
-  mode: str            # "resident" | "rows" | "kb" | "band" (separable: per block a window of the buffer)
-  win: int             # VMEM tiles of one raw window copy
-  table: np.ndarray    # [staged tiles, L] element offsets from the gather base
-  base0: int           # buffer element of the gather base at chunk 0, kb 0 (resident/kb), A's row 0 (rows)
-  step_kb: int         # elements the gather base (resident) or the window (kb, rows) moves per K block
-  step_chunk: int      # elements it moves per chunk (A: per row group, of which a column chunk has several)
-  hstride: int = 0     # rows: HBM tiles between rows
-  rows: int = 0        # rows: rows of the 2-D DMA
-  at: int = 0          # VMEM tile of copy 0 (copy 1 follows)
-  ktable: np.ndarray | None = None  # separable (resident only): [Kt + 1, L] k-part offsets per K block
-  kslot: int = 0       # its tile within a block's row of the plan's block tables
-  gated: dict = dataclasses.field(default_factory=dict)  # staged tile -> its index among the gated ones
-  gslot: int = 0       # the first of its gate-id tiles within a block's row
-  pids: np.ndarray | None = None    # patterns: per staged tile its table row (table = the distinct patterns)
-  shifts: np.ndarray | None = None  # ... and the element offset its gather adds (the VGATHER immediate)
-  tat: int = 0         # VMEM tile of its first table row
-  starts: np.ndarray | None = None  # band: [Kt + 1] block kb's first buffer tile (row group 0); ktable is relative to it
-  sslot: int = 0       # band: the block-table tile whose lane 0 holds it
-  over: int = 0        # tiles past the buffer's last its DMAs may read (padding rows, K's last block): the launch places them
-  rtiles: int = 1      # rows: tiles per row in a copy (2 or 3 for rows in classes)
-  shifted: bool = False  # kb: the window's start is not always a tile's first element (the gather base adds h mod L)
-  classes: int = 0     # rows not whole tiles apart: P classes of rows (each a whole number of tiles apart), two tiles per row
-  ctiles: tuple = ()   # ... class c's first tile from row 0's (floor(c * stride / L))
-
-
-@dataclasses.dataclass
-class MxuStreamPlan:
-  d: Dot
-  mc: int
-  R: int
-  C: int               # lane tiles per chunk
-  nc: int
-  A: Operand
-  B: Operand
-  canon: list          # canonical lane tables (lists of L element offsets)
-  dfill: list          # per lane tile of a chunk: (canonical table, result tile it is relative to)
-  res: int = 0         # VMEM tiles: result area
-  tables: int = 0      # staging tables (A's mc, then B's Nt)
-  ctab: int = 0        # canonical lane tables
-  stage: int = 0       # staging copy 0 (copy 1 follows), then the raw windows; D overlays from here
-  dtiles: int = 0
-  blk: np.ndarray | None = None  # [Kt + 1, nk, L] per K block: the separable operands' k parts, A's k mask
-  blk_at: int = 0      # VMEM tile of block 0's row
-  mask: bool = False   # K not a multiple of N: A's last block masked to zero past K
-  mask_slot: int = 0   # the mask's tile within a block's row
-  gates: np.ndarray | None = None  # [U, L] the distinct gate masks (0 / -1) of padded windows' tiles
-  gate_at: int = 0     # VMEM tile of the first
-  id_cols: tuple = ()  # columns of blk holding gate ids (relative to gate_at until emitted)
-  elems: tuple = ()    # (A's, B's) buffer elements the GEMM reads (the int8 range check)
-  transposed: bool = False  # the Dot's orientation the plan is for (d.transposed)
-  ng: int = 1          # row groups of mc tiles per chunk, each its own K loop into its PSUM tiles (column chunks)
-  nt: int = 0          # weight column tiles per chunk (all Nt for row chunks)
-  cols: bool = False   # column chunks: a chunk is every row times nt * N columns (B moves per chunk)
-  unaligned: bool = False  # an operand streams although its rows (or K) are not whole tiles (mxu_plan._mxu_plan)
-
-
-def _affine2(e: np.ndarray):
-  """(c0, c1, c2) with e[i, j] = c0 + c1 * i + c2 * j for every element, else None."""
-  c0 = int(e[0, 0])
-  c1 = int(e[1, 0] - e[0, 0]) if e.shape[0] > 1 else 0
-  c2 = int(e[0, 1] - e[0, 0]) if e.shape[1] > 1 else 0
-  ii, jj = np.indices(e.shape)
-  return (c0, c1, c2) if (e == c0 + c1 * ii + c2 * jj).all() else None
-
-
-def _row_classes(stride: int, base: int, N: int, L: int) -> tuple[int, tuple, int]:
-  """Rows `stride` elements apart whose block of N values is read per K block (a "rows" operand):
-  (P, each class's first tile from row 0's, T tiles per row). A copy holds whole classes (rows
-  rounded up to P: the padding rows are read, their results dropped), and when the rows move per
-  chunk, by whole classes (every chunk has the same ones). Row m = c + j * P of class c starts
-  (c * stride) mod L elements into a window of T tiles at row 0's tile + floor(c * stride / L) +
-  j * P * stride / L, plus the block's place h mod L (h: row 0's element; a chunk moves it by
-  whole tiles): the N values lie inside one tile when the stride and the base are whole tiles,
-  else inside two when base mod N <= 1 (h mod L <= L - N + base mod N, the class's part <= L - 1),
-  else three. In the copy the classes are
-  contiguous (row m at tiles T * _class_slot(m)): each class's DMA writes its own box, so the
-  SXU's interlock (by boxes) lets the P copies overlap."""
-  P = L // math.gcd(stride % L, L)  # 1 when whole tiles apart (a base that is not: a window per row)
-  T = 1 if stride % L == 0 and base % L == 0 else 2 if base % N <= 1 else 3  # 1: aligned rows (padding only)
-  return P, tuple(c * stride // L for c in range(P)), T
-
-
-def _rows_over(base: int, stride: int, rows: int, last_k: int, T: int, tiles: int, L: int) -> int:
-  """Tiles past the buffer's last that a "rows" operand's windows may read: the last row's (a
-  chunk's padding rows included) window of T tiles for the last K block (its lanes past K too)."""
-  return max(0, (base + (rows - 1) * stride + last_k) // L + T - tiles)
-
-
-def _window_over(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> int:
-  """Tiles past the buffer's last that the kb window of the last block and chunk reads."""
-  return max(0, (base0 + (Kt - 1) * step_kb + max(0, moves) * step_chunk) // L + win - tiles)
-
-
-def _class_slot(m, P: int, rows: int):
-  """Row m's place in a copy of rows in P classes (class-major)."""
-  return (m % P) * (rows // P) + m // P
-
-
-def _window_fits(base0: int, step_kb: int, Kt: int, step_chunk: int, moves: int, win: int, tiles: int, L: int) -> bool:
-  """A kb window (tile aligned, win tiles) of the last block and the last row group or chunk ends
-  inside the buffer's tiles: its DMA never reads past the buffer (the next one, or past HBM)."""
-  return _window_over(base0, step_kb, Kt, step_chunk, moves, win, tiles, L) == 0
-
-
 COLUMN_GROUPS_TRIED = 3  # row-group sizes planned per column-chunk width (largest first)
-PATTERNS_MAX = 4  # distinct lane-part patterns a separable operand keeps in registers per block
-
-
-def _patterns(o: Operand) -> Operand:
-  """A separable operand's lane-part tables as a few patterns plus a per-tile offset: a
-  convolution's positions repeat the same few relative layouts (4 positions in one output row, or
-  split across two), so each staged tile is VGATHER of (pattern + k part) at immediate `shift`
-  (no table load, no add per tile), and VMEM holds the patterns, not a table per tile."""
-  shifts = o.table.min(axis=1)
-  rel = o.table - shifts[:, None]
-  pats, pids = np.unique(rel, axis=0, return_inverse=True)
-  if len(pats) > PATTERNS_MAX:
-    return o
-  return dataclasses.replace(o, table=pats, pids=pids.ravel(), shifts=shifts)
 
 
 class MxuPlan:
@@ -216,8 +94,8 @@ class MxuPlan:
     eb = np.array(d.b_off)[:, None] + _flat_offsets(d.nlanes)[None, :]   # [k][n]
     # an operand whose offsets are not affine in (m, k) (an implicit GEMM's im2col windows) is
     # separable: F(m) + G(k) by construction (the lane part plus the reduce part of its index)
-    fa = _affine2(ea) or (_flat_offsets(d.mlanes), np.array(d.a_off))
-    fb = _affine2(eb) or (np.array(d.b_off), _flat_offsets(d.nlanes))
+    fa = affine2(ea) or (_flat_offsets(d.mlanes), np.array(d.a_off))
+    fb = affine2(eb) or (np.array(d.b_off), _flat_offsets(d.nlanes))
     def corder(Cc: int):
       """Chunk 0's (m, n) per lane when every chunk of Cc whole columns (all M rows) is M * Cc
       consecutive lanes laid out alike, the last one possibly a prefix of that layout (fewer
@@ -289,7 +167,7 @@ class MxuPlan:
     tables, the base moves per row group only. nt: column chunks of nt weight tiles, the rows in
     groups of mc tiles (else row chunks of mc tiles times every column). unaligned: the variant in
     which operands that the plain one keeps resident stream: rows that are not whole tiles apart
-    (in classes, _row_classes), kb windows whose start is not a tile's first element (shifted), and
+    (in classes, row_classes), kb windows whose start is not a tile's first element (shifted), and
     both with a chunk's padding rows or K not a multiple of N (their DMAs read past the buffer:
     `over`); None when no operand does (it is the plain plan then). Plans sort plain first at the
     same estimated cost, so a resident operand that fits wins."""
@@ -327,7 +205,7 @@ class MxuPlan:
         if A is None:
           return None
       else:
-        A = _patterns(Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj)))
+        A = patterns(Operand(d.a.slot, "resident", a_tiles, tab, 0, 0, step, ktable=ktable(G, kj)))
     else:
       if band:
         return None  # the band variant is for separable operands
@@ -338,14 +216,14 @@ class MxuPlan:
       rows_ok = sk == 1 and sp % L == 0 and a0 % L == 0 and L % N == 0 and streamable
       a_cls = None
       kb_ok = sp == 1 and sk > 0 and (sk * N) % L == 0 and a0 % L == 0 and (R % L == 0 or (ng if cols else nc) == 1) and \
-          2 * ka_win < a_tiles and streamable and _window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L)
+          2 * ka_win < a_tiles and streamable and window_fits(a0, sk * N, Kt, R, (ng if cols else nc) - 1, ka_win, a_tiles, L)
       # the unaligned variant also streams with padding rows (M not a multiple of R: the last chunk's
       # rows past M are read and their results dropped) and with K not a multiple of N (the last
       # block's lanes past K are read and A's masked to zero): their DMAs may read past the buffer
       loose = unaligned and d.a_mask is None and L % N == 0
       nrows = (ng if cols else nc) * R
       if loose and sk == 1 and sp > 0 and not rows_ok:
-        a_cls = _row_classes(sp, a0, N, L)
+        a_cls = row_classes(sp, a0, N, L)
         moves = (ng if cols else nc) > 1
         a_cls = a_cls if R % a_cls[0] == 0 or not moves else None  # chunks (row groups) move by whole classes
       if rows_ok:
@@ -354,9 +232,9 @@ class MxuPlan:
       elif not kb_ok and a_cls:  # rows in classes: T tiles per row, class-major in the copy
         P, ct, T = a_cls
         Rr = -(-R // P) * P  # rows in the copy: whole classes (one group that does not move may round up)
-        tab = np.stack([(_class_slot(pt * N + pi, P, Rr) * T * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
+        tab = np.stack([(class_slot(pt * N + pi, P, Rr) * T * L + ((pt * N + pi) * sp) % L + kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "rows", T * Rr, tab, a0, N, sp * R, hstride=P * sp // L, rows=Rr, classes=P, ctiles=ct, rtiles=T,
-                    over=_rows_over(a0, sp, max(nrows, Rr), (Kt - 1) * N, T, a_tiles, L))
+                    over=rows_over(a0, sp, max(nrows, Rr), (Kt - 1) * N, T, a_tiles, L))
       elif kb_ok:
         # A contiguous along m (a transposed dot's weight, (in, out) row-major): block kb's N rows'
         # bounding box, like B's kb window
@@ -368,7 +246,7 @@ class MxuPlan:
         # adds h mod L (each block's own)
         tab = np.stack([(pt * N + pi + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "kb", win, tab, a0, sk * N, R, shifted=True,
-                    over=_window_over(a0, sk * N, Kt, R, (ng if cols else nc) - 1, win, a_tiles, L))
+                    over=window_over(a0, sk * N, Kt, R, (ng if cols else nc) - 1, win, a_tiles, L))
       else:
         tab = np.stack([(sp * (pt * N + pi) + sk * kj).ravel() for pt in range(mc)])
         A = Operand(d.a.slot, "resident", a_tiles, tab, a0, sk * N, sp * R)
@@ -382,7 +260,7 @@ class MxuPlan:
       return np.stack(rows)
     if len(fb) == 2:
       G, F = fb
-      B = _patterns(Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T)))
+      B = patterns(Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: F[n]), 0, 0, 0, ktable=ktable(G, kj.T)))
     else:
       b0, tk, tn = fb
       kb_win = -(-((N - 1) * tk + Cc) // L) if tn == 1 else 0
@@ -391,23 +269,23 @@ class MxuPlan:
       streamable = not pad and d.b_mask is None and sb % L == 0 and not (cols and Nc % Cc)
       # (the unaligned variant: K's last block, and a partial last column chunk's columns past Nc, read past B; dropped)
       loose = unaligned and d.b_mask is None and (sb % L == 0 or nc == 1) and L % N == 0
-      b_cls = _row_classes(tn, b0, N, L) if loose and tk == 1 and tn > 0 else None
+      b_cls = row_classes(tn, b0, N, L) if loose and tk == 1 and tn > 0 else None
       if tn == 1 and tk > 0 and (tk * N) % L == 0 and b0 % L == 0 and 2 * kb_win < b_tiles and streamable and \
-          _window_fits(b0, tk * N, Kt, sb, nc - 1, kb_win, b_tiles, L):
+          window_fits(b0, tk * N, Kt, sb, nc - 1, kb_win, b_tiles, L):
         B = Operand(d.b.slot, "kb", kb_win, btab(lambda k, n: tk * k + n), b0, tk * N, sb)
       elif tk == 1 and tn % L == 0 and b0 % L == 0 and 2 * Cc < b_tiles and streamable:  # a Linear weight (out, in): Cc rows of one tile
         B = Operand(d.b.slot, "rows", Cc, btab(lambda k, n: n * L + k), b0, N, sb, hstride=tn // L, rows=Cc)
       elif b_cls and 4 * b_cls[2] * Cc < 2 * b_tiles:  # ... whose rows are not whole tiles apart (or K's last block): in classes
         P, ct, T = b_cls
         Cr = -(-Cc // P) * P  # rows in the copy: whole classes (column chunks move by whole classes: sb % L == 0)
-        B = Operand(d.b.slot, "rows", T * Cr, btab(lambda k, n: _class_slot(n, P, Cr) * T * L + (n * tn) % L + k), b0, N, sb,
+        B = Operand(d.b.slot, "rows", T * Cr, btab(lambda k, n: class_slot(n, P, Cr) * T * L + (n * tn) % L + k), b0, N, sb,
                     hstride=P * tn // L, rows=Cr, classes=P, ctiles=ct, rtiles=T,
-                    over=_rows_over(b0, tn, (nc - 1 if cols else 0) * Cc + Cr, (Kt - 1) * N, T, b_tiles, L))
+                    over=rows_over(b0, tn, (nc - 1 if cols else 0) * Cc + Cr, (Kt - 1) * N, T, b_tiles, L))
       elif loose and tn == 1 and tk > 0 and 2 * (win := -(-((N - 1) * tk + Cc + L - 1) // L)) < b_tiles:
         # kb windows shifted like A's (blocks of N rows not whole tiles apart, a base inside a tile,
         # K's last block past B)
         B = Operand(d.b.slot, "kb", win, btab(lambda k, n: tk * k + n), b0, tk * N, sb, shifted=True,
-                    over=_window_over(b0, tk * N, Kt, sb, nc - 1, win, b_tiles, L))
+                    over=window_over(b0, tk * N, Kt, sb, nc - 1, win, b_tiles, L))
       else:
         B = Operand(d.b.slot, "resident", b_tiles, btab(lambda k, n: tk * k + tn * n), b0, tk * N, sb)
     if unaligned and not (A.classes or B.classes or A.shifted or B.shifted or A.over or B.over):
@@ -467,7 +345,7 @@ class MxuPlan:
     s2 = np.minimum(s, tiles - (groups - 1) * st - win)
     if (s2 < 0).any() or (end > s2 + win).any():
       return None
-    return _patterns(Operand(slot, "band", win, tab, 0, 0, step, ktable=kt - s2[:, None] * L, starts=s2))
+    return patterns(Operand(slot, "band", win, tab, 0, 0, step, ktable=kt - s2[:, None] * L, starts=s2))
 
   def _mxu_tiles(self, p: MxuStreamPlan, first: int) -> int:
     """Lay the plan's VMEM areas out from tile `first`; returns the first tile after them."""

@@ -29,7 +29,8 @@ when that does not fit, the VPU."""
 from __future__ import annotations
 
 
-from tinytpu.backend.mxu_plan import MxuPlan, Operand
+from tinytpu.backend.mxu_operands import Operand
+from tinytpu.backend.mxu_plan import MxuPlan
 from tinytpu.backend.optable import LOOPI_MAX
 from tinytpu.backend.stream import HbmAddr
 from tinytpu.backend.vcode import VT, Label, Mem, SR
@@ -144,7 +145,7 @@ class MxuStream(MxuPlan):
       elif o.mode == "rows" and o.classes:  # per class of rows: its rows' two tiles, whole tiles apart in HBM
         P = o.classes
         self.ins("LI", SR(k), o.hstride)
-        for c in range(P):  # class c's rows contiguous in the copy (mxu_plan._class_slot), rtiles each
+        for c in range(P):  # class c's rows contiguous in the copy (mxu_operands.class_slot), rtiles each
           self.ins("DMA.CFG", SR(k), o.rows // P, o.rtiles)
           self.ins("DMA.IN", Mem(copy, o.rtiles * c * (o.rows // P)), Mem(t, o.ctiles[c]), o.rtiles)
         self.ins("DMA.CFG", SR(0), 1, 0)
