@@ -40,6 +40,9 @@ def test_probe_finds_every_op_alike():
   cosim.build(DEFAULT)
   for mn in ("VFSQRT", "VADD", *randprog.XLU, *randprog.ELEM):
     assert mn in {i.mnemonic for i, _ in mnemonics(randprog.single_op(mn, 3).words)}, mn
+  for bad in ("HALT", "VNOPE"):
+    with pytest.raises(ValueError, match=f"single_op: '{bad}' is not"):
+      randprog.single_op(bad)
   try:
     assert randcheck.probe(DEFAULT, seed=3) == []
   finally:

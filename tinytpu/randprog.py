@@ -353,8 +353,8 @@ class _Gen(randdma.DmaItems, randreach.ReachItems, randemb.EmbItems):
     a = near if near is not None and 0 <= near < VW and r.random() < .5 else int(r.integers(0, VW))
     return [Op([self.w(f.upper(), addr=a, addr_base=0, **regs)], f)]
 
-  def xlu(self) -> int:
-    r, N, mn = self.rng, self.N, str(self.rng.choice(XLU))
+  def xlu(self, mn: str | None = None) -> int:
+    r, N, mn = self.rng, self.N, mn or str(self.rng.choice(XLU))
     vals = {"vd": self.v(), "va": self.v()}
     if mn in ("XROT", "XSROT"): vals["k"] = int(r.integers(-2 * N, 2 * N + 1)) if r.random() < .8 else int(r.integers(-(1 << 31), 1 << 31))
     elif mn in ("XROTS", "XSROTS"): vals["sk"] = self.s()
@@ -490,13 +490,12 @@ def program(seed: int, config: Config = DEFAULT, length: int = LENGTH, gather: b
 def single_op(mnemonic: str, seed: int = 0, config: Config = DEFAULT) -> Op:
   """One VPU, XLU or gather instruction `mnemonic` as the generator draws it (random immediates),
   reading vregs 1..4 and sregs 1..2: the RTL-vs-golden probe's one-instruction programs."""
+  if mnemonic not in ELEM and mnemonic not in XLU and mnemonic[1:] not in isa.VPU_FNS:
+    raise ValueError(f"single_op: {mnemonic!r} is not a VPU function, an XLU op or a gather")
   g = _Gen(seed, config, 0, True, True)
   g.vp, g.sp = [1, 2, 3, 4], [1, 2]
   if mnemonic in ELEM: return g.gather_op(mnemonic.lower())
-  if mnemonic in XLU:
-    w = g.xlu()
-    while isa.decode(w, config.N)[0].mnemonic != mnemonic: w = g.xlu()
-    return Op([w], "xlu")
+  if mnemonic in XLU: return Op([g.xlu(mnemonic)], "xlu")
   return Op([word(mnemonic, config.N, **{o.name: i + 1 for i, o in enumerate(isa.BY_MNEMONIC[mnemonic].operands)})], "vpu")
 
 
