@@ -15,7 +15,7 @@ a constant pool (the lane-index tile), then the spill area.
 The lowering is a set of passes over one Lowering object, one module each:
 - analysis.py: output ranges, buffer layout, affine index forms, unrolled and lane-parallel reduces;
 - mxu_match.py / layout.py / mxu_sched.py: dot products for the MXU, their VMEM tables, their schedule;
-- handlers.py: the per-UOp handlers (HANDLERS, like a renderer's code_for_op) and addressing;
+- handlers.py: the per-UOp handlers (HANDLERS, like a renderer's code_for_op); address.py: addressing;
 - rlane.py: reduces across the lanes;
 - this module: the driver (output nests, the lane loop, reduce-loop unrolling);
 then peephole.py, loops.py (loop depth), schedule.py, spill.py (scalar spilling, when needed), regalloc.py (allocation) and listing.py (the
@@ -30,6 +30,7 @@ from tinygrad.dtype import AddrSpace, DType, dtypes
 from tinygrad.uop.ops import AxisType, Ops, UOp
 
 from tinytpu.backend import embedding, loops
+from tinytpu.backend.address import Addressing
 from tinytpu.backend.analysis import Analysis
 from tinytpu.backend.blockloop import BlockLoops
 from tinytpu.backend.handlers import Handlers
@@ -147,8 +148,8 @@ def _lower_parts(uops: list[UOp], cfg: Config, frugal: bool, requant: bool = Fal
   return k
 
 
-class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Stream, ReduceStream, ReduceBlocks, ReduceLanes, BlockedLanes, RowBlocks,
-               BlockLoops):
+class Lowering(Analysis, MxuMatch, Layout, MxuSchedule, MxuStream, Handlers, Addressing, Stream, ReduceStream, ReduceBlocks, ReduceLanes,
+               BlockedLanes, RowBlocks, BlockLoops):
   def __init__(self, uops: list[UOp], cfg: Config, first_tile: int | None = None, prefix: str = "", frugal: bool = False,
                spill: bool = False):
     self.uops, self.cfg, self.L, self.frugal, self.spill = uops, cfg, cfg.N * cfg.N, frugal, spill

@@ -9,7 +9,7 @@ clamped to G - 1, as the lanes are) and over the reduce ranges' bounds:
 - a read counts only on the lanes where its value matters (`read_masks`): its gate holds (a LOAD
   with a gate, an INDEX with a valid) and every WHERE on its way to a store selects it (tinygrad's
   cat reads each source at every lane and selects one). Gated-off lanes address element 0 of the
-  window's copy (handlers.address); the others' addresses are clamped into VMEM (`clamp`), what
+  window's copy (address.address); the others' addresses are clamped into VMEM (`clamp`), what
   they read is never used.
 
 The windows that result:

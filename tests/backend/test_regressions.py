@@ -12,6 +12,8 @@ I7813 = rng.integers(-100, 100, (7, 8, 1, 3)).astype(np.int32)
 F56 = rng.random((5, 6)).astype(np.float32)
 I_EXT = np.concatenate([[-2**31, 2**31 - 1, 127, 128, -128, -129, 0, -1], rng.integers(-2**31, 2**31 - 1, 56)]).astype(np.int32)
 F456 = rng.random((4, 5, 6)).astype(np.float32)
+F2241 = (rng.random((2, 2, 4, 1)) * 300).astype(np.float32)
+GATHER_IDX = rng.integers(0, 2, (2, 2, 4, 1)).astype(np.int32)
 
 # name -> program over Tensors (the same on both devices)
 CASES = {
@@ -50,6 +52,11 @@ CASES = {
   # a max reduce's identity is a weakint beyond any dtype (-2**789): it saturates, not wraps to 0
   "cummin_of_div": (lambda t: (t.cast(dtypes.int32) // 3).cummin(1)[0], np.zeros((1, 2), np.bool_)),
   "max_pool_indices": (lambda t: t.max_pool2d(kernel_size=(2, 2), return_indices=True)[1], F456),
+  # found by the fuzzer: tinygrad gates the gather's index load only by part of its condition (the
+  # rest is implied by the gate of the load whose index it feeds), so it ran where its index is -18
+  # and trapped vmem_out_of_range (seed 20261207 index 4040; handlers.clamp_index)
+  "gather_pad_min": (lambda t: (t.gather(1, Tensor(GATHER_IDX, device=t.device)).clip(0, 255).cast(dtypes.uint8)
+                                .pad(((2, 0), (3, 0), (2, 2), (0, 2))).min(keepdim=True)), F2241),
 }
 
 
@@ -91,6 +98,16 @@ def test_matmul_plus_a_one_element_buffer_against_python_device(m, k, n):
   a, b, c = g.integers(-100, 100, (m, k)), g.integers(-100, 100, (k, n)), g.integers(-5000, 5000, (1,))
   got, exp = ((Tensor(a.astype(np.int32), device=d) @ Tensor(b.astype(np.int32), device=d) + Tensor(c.astype(np.int32), device=d)).numpy()
               for d in ("TINYTPU", "PYTHON"))
+  np.testing.assert_array_equal(got, exp)
+
+
+def test_gather_index_load_with_a_partial_gate_against_numpy():
+  """gather_pad_min's kernel summed instead: tinygrad's UOps load the gather's index out of bounds
+  here too, which PYTHON refuses (IndexError: load out of bounds), so numpy is the oracle."""
+  got = (Tensor(F2241, device="TINYTPU").gather(1, Tensor(GATHER_IDX, device="TINYTPU")).clip(0, 255).cast(dtypes.uint8)
+         .pad(((2, 0), (3, 0), (2, 2), (0, 2))).cast(dtypes.int32).sum((1, 3))).numpy()
+  picked = np.take_along_axis(F2241, GATHER_IDX, axis=1).clip(0, 255).astype(np.uint8)
+  exp = np.pad(picked, ((2, 0), (3, 0), (2, 2), (0, 2))).astype(np.int32).sum((1, 3))
   np.testing.assert_array_equal(got, exp)
 
 
