@@ -19,9 +19,11 @@ def _inside(idx: UOp, size: int) -> bool:
 
 
 class Addressing:
-  def address(self, a: Addr, mask: VT | None = None) -> tuple[str, Any]:
+  def address(self, a: Addr, mask: VT | None = None, load: bool = False) -> tuple[str, Any]:
     """("tile", Mem, None) for a contiguous aligned access, else ("elem", index tile, Mem element base).
-    Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0."""
+    Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0.
+    A gated load's index is clamped into its buffer where its bounds may leave it (clamp_index); a
+    store's never is: an out-of-range store traps rather than writing the buffer's edge."""
     buf: Buf = a.buf
     L = self.L
     if self.rstream is not None and self.rstream.part(buf.slot) is not None:
@@ -71,7 +73,7 @@ class Addressing:
         self.ins("SADD", SR(reg), SR(reg), SR(tmp))
       return "elem", idx, Mem(reg, eb + form[1])
     idx = self.tile(self.value(a.idx), dtypes.int32)
-    if mask is not None and not _inside(a.idx, buf.size):
+    if load and mask is not None and not _inside(a.idx, buf.size):
       idx = self.clamp_index(idx, buf.size)
     if rb or eb != cb:  # a chunk's window: the index rebased in the tile, so gated-off lanes still address the window
       sp, moved = VT("rebase"), VT("addr")
