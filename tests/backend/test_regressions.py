@@ -102,8 +102,10 @@ def test_matmul_plus_a_one_element_buffer_against_python_device(m, k, n):
 
 
 def test_gather_index_load_with_a_partial_gate_against_numpy():
-  """gather_pad_min's kernel summed instead: tinygrad's UOps load the gather's index out of bounds
-  here too, which PYTHON refuses (IndexError: load out of bounds), so numpy is the oracle."""
+  """gather_pad_min's program summed instead: tinygrad's UOps load the gather's index out of bounds
+  here too, which PYTHON refuses (IndexError: load out of bounds), so numpy is the oracle. A check
+  of the values only: without the clamp this kernel's stray read lands inside VMEM and does not
+  trap (gather_pad_min is the test that fails without it)."""
   got = (Tensor(F2241, device="TINYTPU").gather(1, Tensor(GATHER_IDX, device="TINYTPU")).clip(0, 255).cast(dtypes.uint8)
          .pad(((2, 0), (3, 0), (2, 2), (0, 2))).cast(dtypes.int32).sum((1, 3))).numpy()
   picked = np.take_along_axis(F2241, GATHER_IDX, axis=1).clip(0, 255).astype(np.uint8)
