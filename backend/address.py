@@ -7,23 +7,51 @@ from typing import Any
 
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops, UOp
+from tinygrad.uop.symbolic import parse_valid
 
 from tinytpu.backend.optable import _SALU, unsupported
 from tinytpu.backend.records import Addr, Buf, Const, SReg
 from tinytpu.backend.vcode import VT, Ins, Mem, SR, sregs
 
 
-def _inside(idx: UOp, size: int) -> bool:
-  """Whether tinygrad's bounds of an index prove every value of it inside a buffer of size elements."""
+def _unfused(u: UOp, memo: dict) -> UOp:
+  """u with every MULACC (our renderer's fused a * b + c, which tinygrad gives no bounds: the whole
+  int32 range) written back as MUL and ADD, whose bounds tinygrad knows."""
+  if u not in memo:
+    src = tuple(_unfused(s, memo) for s in u.src)
+    memo[u] = src[0] * src[1] + src[2] if u.op is Ops.MULACC else u.replace(src=src) if src != u.src else u
+  return memo[u]
+
+
+def _inside(idx: UOp, size: int, gate: UOp | None = None) -> bool:
+  """Whether tinygrad's bounds of an index prove every value of it inside a buffer of size elements
+  on the lanes where gate holds: each `X < c` / `X >= c` clause of the gate first narrows X to a
+  variable of those bounds (a pad's `x[i * 9 + k]` under `i < 9 & k < 9` stays inside a 9 x 9
+  buffer though i and k run to 15). A clause of another form bounds nothing: that costs a clamp."""
+  memo: dict = {}
+  idx = _unfused(idx, memo)
+  if gate is not None:
+    bounds: dict[UOp, list] = {}
+    for clause in gate.split_uop(Ops.AND):
+      if (p := parse_valid(clause)) is None:
+        continue
+      x, upper, c = p
+      x = _unfused(x, memo)
+      lo, hi = bounds.setdefault(x, [x.vmin, x.vmax])
+      bounds[x] = [lo, min(hi, c)] if upper else [max(lo, c), hi]
+    if any(lo > hi for lo, hi in bounds.values()):
+      return True  # the gate never holds: every lane is off and addresses element 0
+    idx = idx.substitute({x: UOp.variable(f"given{i}", lo, hi, x.dtype, param=True) for i, (x, (lo, hi)) in enumerate(bounds.items())})
   return isinstance(idx.vmin, int) and isinstance(idx.vmax, int) and 0 <= idx.vmin and idx.vmax < size
 
 
 class Addressing:
-  def address(self, a: Addr, mask: VT | None = None, load: bool = False) -> tuple[str, Any]:
+  def address(self, a: Addr, mask: VT | None = None, load: bool = False, gate: UOp | None = None) -> tuple[str, Any]:
     """("tile", Mem, None) for a contiguous aligned access, else ("elem", index tile, Mem element base).
     Lanes off in mask (the access's gate and the open IFs) may hold any index: they address element 0.
-    A gated load's index is clamped into its buffer where its bounds may leave it (clamp_index); a
-    store's never is: an out-of-range store traps rather than writing the buffer's edge."""
+    A gated load's index is clamped into its buffer where its bounds given the load's gate may leave
+    it (clamp_index); a store's never is: an out-of-range store traps rather than writing the
+    buffer's edge."""
     buf: Buf = a.buf
     L = self.L
     if self.rstream is not None and self.rstream.part(buf.slot) is not None:
@@ -73,7 +101,7 @@ class Addressing:
         self.ins("SADD", SR(reg), SR(reg), SR(tmp))
       return "elem", idx, Mem(reg, eb + form[1])
     idx = self.tile(self.value(a.idx), dtypes.int32)
-    if load and mask is not None and not _inside(a.idx, buf.size):
+    if load and mask is not None and not _inside(a.idx, buf.size, gate):
       idx = self.clamp_index(idx, buf.size)
     if rb or eb != cb:  # a chunk's window: the index rebased in the tile, so gated-off lanes still address the window
       sp, moved = VT("rebase"), VT("addr")

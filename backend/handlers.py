@@ -110,7 +110,7 @@ class Handlers:
     if u.dtype not in SUPPORTED_DTYPES:
       raise unsupported(u, "dtype")
     gate = u.src[2] if len(u.src) > 2 else a.gate  # LOAD(INDEX, alt, gate): gated-off lanes read alt
-    kind, where, base = self.address(a, self.mask_of(gate), load=True)
+    kind, where, base = self.address(a, self.mask_of(gate), load=True, gate=gate)
     t = VT("ld")
     if kind == "tile":
       self.ins("VLD", t, where)

@@ -14,6 +14,7 @@ I_EXT = np.concatenate([[-2**31, 2**31 - 1, 127, 128, -128, -129, 0, -1], rng.in
 F456 = rng.random((4, 5, 6)).astype(np.float32)
 F2241 = (rng.random((2, 2, 4, 1)) * 300).astype(np.float32)
 GATHER_IDX = rng.integers(0, 2, (2, 2, 4, 1)).astype(np.int32)
+F99 = rng.standard_normal((9, 9)).astype(np.float32)
 
 # name -> program over Tensors (the same on both devices)
 CASES = {
@@ -54,9 +55,13 @@ CASES = {
   "max_pool_indices": (lambda t: t.max_pool2d(kernel_size=(2, 2), return_indices=True)[1], F456),
   # found by the fuzzer: tinygrad gates the gather's index load only by part of its condition (the
   # rest is implied by the gate of the load whose index it feeds), so it ran where its index is -18
-  # and trapped vmem_out_of_range (seed 20261207 index 4040; handlers.clamp_index)
+  # and trapped vmem_out_of_range (seed 20261207 index 4040; address.clamp_index)
   "gather_pad_min": (lambda t: (t.gather(1, Tensor(GATHER_IDX, device=t.device)).clip(0, 255).cast(dtypes.uint8)
                                 .pad(((2, 0), (3, 0), (2, 2), (0, 2))).min(keepdim=True)), F2241),
+  # found by the nightly's test_ops (test_small_gemm_padded): that clamp was put on every gated load
+  # of the unrolled 16x16x16 kernel, whose indices are MULACCs that tinygrad gives no bounds, and the
+  # program outgrew IMEM (4116 of 4096 words); a load inside its buffer given its gate has none now
+  "gemm_padded": (lambda t: t.pad(((0, 7), (0, 7))) @ t.T.pad(((0, 7), (0, 7))), F99),
 }
 
 
@@ -111,6 +116,25 @@ def test_gather_index_load_with_a_partial_gate_against_numpy():
   picked = np.take_along_axis(F2241, GATHER_IDX, axis=1).clip(0, 255).astype(np.uint8)
   exp = np.pad(picked, ((2, 0), (3, 0), (2, 2), (0, 2))).astype(np.int32).sum((1, 3))
   np.testing.assert_array_equal(got, exp)
+
+
+def test_a_gated_index_is_bounded_by_its_gate():
+  """address._inside, which decides whether a gated load's index needs the clamp: a pad's index
+  i * 9 + k (a MULACC, which tinygrad gives the whole int32 range) is inside a 9 x 9 buffer only
+  given both clauses of its gate, and a gate that never holds needs no clamp."""
+  from tinygrad.uop.ops import Ops, UOp
+  from tinytpu.backend.address import _inside
+  i, k = UOp.range(16, 0, dtype=dtypes.int32), UOp.range(16, 1, dtype=dtypes.int32)
+  idx = UOp(Ops.MULACC, dtypes.int32, (i, UOp.const(9, dtypes.int32), k))
+  both = (i < 9) & (k < 9)
+  assert idx.vmax == 2**31 - 1  # what the clamp used to be decided by
+  assert _inside(idx, 81, both)
+  assert not _inside(idx, 80, both)
+  assert not _inside(idx, 81, i < 9)
+  assert not _inside(idx, 81, None)
+  assert not _inside(idx - 1, 81, both)  # the lower bound counts too
+  assert _inside(idx - 1, 81, both & (i >= 1))
+  assert _inside(idx, 4, (i < 9) & (i >= 10))
 
 
 @pytest.mark.parametrize("name", list(CASES))
