@@ -5,6 +5,7 @@ build/cocotb/<top>_<hash>/ and reused until a source file (or the Verilator comm
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -114,6 +115,22 @@ def rerun_command(seed: int, testcase: str | None = None) -> str:
   return f"{env} {cmd}"
 
 
+@contextlib.contextmanager
+def _take_turn(tdir: pathlib.Path):
+  """Hold tdir's lock (blocking); say so when another process holds it."""
+  with open(tdir.parent / f"{tdir.name}.lock", "w") as lock:
+    try:
+      fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      _waiting_for(tdir)
+      fcntl.flock(lock, fcntl.LOCK_EX)
+    yield
+
+
+def _waiting_for(tdir: pathlib.Path) -> None:
+  print(f"[tinytpu] waiting for another process's run in {tdir}", flush=True)
+
+
 def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str, params: dict | None = None,
                   testcase: str | None = None, seed: int | None = None, waves: bool = False,
                   extra_env: dict | None = None) -> pathlib.Path:
@@ -129,44 +146,47 @@ def build_and_run(top: str, sources: list[pathlib.Path | str], test_module: str,
   tag = "_".join(f"{k}{v}" for k, v in sorted(params.items())) or "default"
   tdir = bdir / "run" / (testcase or "all").replace(",", "+")
   tdir.mkdir(parents=True, exist_ok=True)
-  xml = tdir / "results.xml"
-  if xml.exists(): xml.unlink()
-  from .inputs import ENV as INPUTS_ENV, top_inputs
-  env = {"TINYTPU_SEED": str(seed), "TINYTPU_CONFIG": tag, "TINYTPU_PARAMS": json.dumps(params),
-         INPUTS_ENV: json.dumps(top_inputs(top, sources)),  # the kit fails a test that never drives one
-         "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"), **(extra_env or {})}
-  wave_file = tdir / ("dump.fst" if FST else "dump.vcd")
-  log = tdir / "sim.log"
-  print(f"[tinytpu] {top} {tag or '-'} {test_module}:{testcase or 'all'} seed={seed} (TINYTPU_SEED={seed})")
-  # a coverage build in a regression job: its coverage.dat into the job's folder, one file per
-  # simulation (the default, coverage.dat in tdir, is overwritten by the next run of this testcase)
-  cov = tools.code_coverage_file(f"{top}-{tag}-{tdir.name}")
-  r = get_runner("verilator")
-  # the runner exits the process on failure under pytest; we want a readable assertion instead
-  saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
-  try:
-    r.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog", testcase=testcase, seed=seed, extra_env=env,
-           waves=waves, build_dir=bdir, test_dir=tdir, results_xml=str(xml), parameters=params,
-           test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log,
-           plusargs=[f"+verilator+coverage+file+{cov}"] if cov else [])
-  except (SystemExit, RuntimeError) as e:  # a failed test, or a simulation stopped (a firing assertion)
-    if not xml.exists():
-      fired = [l.strip() for l in log.read_text(errors="replace").splitlines() if "ASSERT FAILED" in l] if log.exists() else []
-      raise AssertionError(f"simulator exited ({e}); {' '.join(fired[:3])} rerun: {rerun_command(seed, testcase)}") from None
-  finally:
-    if saved is not None: os.environ["PYTEST_CURRENT_TEST"] = saved
-  ntests, failed = _results(xml)
-  text = log.read_text(errors="replace") if log.exists() else ""
-  if os.environ.get("TINYTPU_VERBOSE"): print(text)
-  else: print("\n".join(l for l in text.splitlines() if "coverage" in l or "utilisation" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
-  if failed or ntests == 0:
-    print("\n".join(text.splitlines()[-150:]))
-    fired = [l.strip() for l in text.splitlines() if "ASSERT FAILED" in l]  # rtl/assert.svh messages
-    msg = (f"{top} {tag}: {len(failed)} of {ntests} cocotb tests failed: {', '.join(failed) or 'none ran'}\n"
-           + "".join(f"  assertion: {l}\n" for l in fired[:5]) +
-           f"  seed {seed}; rerun with waves:\n    {rerun_command(seed, ','.join(failed) if failed and failed[0][0] != '<' else testcase)}\n"
-           f"  waves then in {wave_file}; full log {log}")
-    print(msg)
-    raise AssertionError(msg)
-  if waves: print(f"[tinytpu] waves: {wave_file}")
-  return xml
+  # one run at a time per run folder: two jobs of one checkout running the same testcase (a nightly's
+  # rtl-codecov:005 and :006) would otherwise unlink and overwrite each other's results.xml and sim.log
+  with _take_turn(tdir):
+    xml = tdir / "results.xml"
+    if xml.exists(): xml.unlink()
+    from .inputs import ENV as INPUTS_ENV, top_inputs
+    env = {"TINYTPU_SEED": str(seed), "TINYTPU_CONFIG": tag, "TINYTPU_PARAMS": json.dumps(params),
+           INPUTS_ENV: json.dumps(top_inputs(top, sources)),  # the kit fails a test that never drives one
+           "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"), **(extra_env or {})}
+    wave_file = tdir / ("dump.fst" if FST else "dump.vcd")
+    log = tdir / "sim.log"
+    print(f"[tinytpu] {top} {tag or '-'} {test_module}:{testcase or 'all'} seed={seed} (TINYTPU_SEED={seed})")
+    # a coverage build in a regression job: its coverage.dat into the job's folder, one file per
+    # simulation (the default, coverage.dat in tdir, is overwritten by the next run of this testcase)
+    cov = tools.code_coverage_file(f"{top}-{tag}-{tdir.name}")
+    r = get_runner("verilator")
+    # the runner exits the process on failure under pytest; we want a readable assertion instead
+    saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    try:
+      r.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog", testcase=testcase, seed=seed, extra_env=env,
+             waves=waves, build_dir=bdir, test_dir=tdir, results_xml=str(xml), parameters=params,
+             test_args=["--trace-file", str(wave_file)] if waves else [], log_file=log,
+             plusargs=[f"+verilator+coverage+file+{cov}"] if cov else [])
+    except (SystemExit, RuntimeError) as e:  # a failed test, or a simulation stopped (a firing assertion)
+      if not xml.exists():
+        fired = [l.strip() for l in log.read_text(errors="replace").splitlines() if "ASSERT FAILED" in l] if log.exists() else []
+        raise AssertionError(f"simulator exited ({e}); {' '.join(fired[:3])} rerun: {rerun_command(seed, testcase)}") from None
+    finally:
+      if saved is not None: os.environ["PYTEST_CURRENT_TEST"] = saved
+    ntests, failed = _results(xml)
+    text = log.read_text(errors="replace") if log.exists() else ""
+    if os.environ.get("TINYTPU_VERBOSE"): print(text)
+    else: print("\n".join(l for l in text.splitlines() if "coverage" in l or "utilisation" in l or " ERROR " in l or "seed" in l or "% (" in l or "missing:" in l))
+    if failed or ntests == 0:
+      print("\n".join(text.splitlines()[-150:]))
+      fired = [l.strip() for l in text.splitlines() if "ASSERT FAILED" in l]  # rtl/assert.svh messages
+      msg = (f"{top} {tag}: {len(failed)} of {ntests} cocotb tests failed: {', '.join(failed) or 'none ran'}\n"
+             + "".join(f"  assertion: {l}\n" for l in fired[:5]) +
+             f"  seed {seed}; rerun with waves:\n    {rerun_command(seed, ','.join(failed) if failed and failed[0][0] != '<' else testcase)}\n"
+             f"  waves then in {wave_file}; full log {log}")
+      print(msg)
+      raise AssertionError(msg)
+    if waves: print(f"[tinytpu] waves: {wave_file}")
+    return xml

@@ -12,6 +12,28 @@ def test_kit_selftest():
   assert "KitUndrivenInput: the bench never drives input(s) b_i of kit_alu" in (xml.parent / "sim.log").read_text()
 
 
+def test_runs_of_one_testcase_take_turns(monkeypatch):
+  """Two processes of one checkout running the same top and testcase share its run folder; the
+  second waits for the first instead of unlinking its results.xml (the nightly at 36cbc04 lost
+  rtl-codecov:005 so, to :006 running kit_alu too)."""
+  import fcntl
+  import threading
+  from tinytpu.tb.kit import runner
+  src = [ROOT / "tb/kit/selftest/kit_alu.sv"]
+  tdir = kit.build("kit_alu", src) / "run" / "KitRandom"
+  tdir.mkdir(parents=True, exist_ok=True)
+  waiting, done = threading.Event(), []
+  monkeypatch.setattr(runner, "_waiting_for", lambda d: waiting.set())
+  run = threading.Thread(target=lambda: done.append(kit.build_and_run("kit_alu", src, "tinytpu.tb.kit.selftest.tests", testcase="KitRandom")))
+  with open(tdir.parent / f"{tdir.name}.lock", "w") as lock:  # another process's run, in progress
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    run.start()
+    assert waiting.wait(120), "build_and_run did not wait for the run folder's lock"
+    assert not done and run.is_alive()
+  run.join(120)
+  assert done and done[0].exists()
+
+
 def test_a_coverage_build_writes_a_file_per_simulation_into_the_job(monkeypatch, tmp_path):
   """In a regression job (TINYTPU_COVERAGE_DIR) each simulation of a --coverage build writes its own
   coverage file into the job's folder: two runs of one testcase are two files, none overwritten."""
